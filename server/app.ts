@@ -1,0 +1,147 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type RawServerDefault } from 'fastify';
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Db } from './db/index.ts';
+import { KeyResolver, type Tenant } from './auth.ts';
+import { errorBody, HttpError, type FieldErrors } from './errors.ts';
+import { idempotency } from './idempotency.ts';
+import { subscriberRoutes } from './routes/subscribers.ts';
+import { integrationRoutes } from './routes/integrations.ts';
+import { messageRoutes } from './routes/messages.ts';
+import { feedRoutes } from './routes/feed.ts';
+import { workflowRoutes } from './routes/workflows.ts';
+import { eventRoutes } from './routes/events.ts';
+import { notificationRoutes } from './routes/notifications.ts';
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface AppConfig {
+  db: Db;
+  /** Fastify's logger (pino) on or off. Off in tests. */
+  logger?: boolean;
+}
+
+/** What every route module gets: the database and the services built on it. */
+export interface AppContext {
+  db: Db;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook for every /v1 and /v2 request. */
+    tenant: Tenant;
+  }
+}
+
+const API_PATH = /^\/v[12]\//;
+
+/** Builds the HTTP app from a config; it holds no global state, so tests can build several. */
+export async function buildApp(config: AppConfig): Promise<App> {
+  const app = Fastify({
+    logger: config.logger ?? false,
+    bodyLimit: 1024 * 1024,
+    ajv: {
+      customOptions: {
+        allErrors: true,
+        coerceTypes: 'array',
+        removeAdditional: true,
+        useDefaults: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'idempotency-key'],
+    exposedHeaders: ['Idempotency-Replay', 'Idempotency-Key', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    maxAge: 600,
+  });
+
+  const keys = new KeyResolver(config.db);
+  app.decorateRequest('tenant', null as unknown as Tenant);
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'OPTIONS' || !API_PATH.test(request.url)) return;
+    const header = request.headers.authorization;
+    if (!header) throw new HttpError(401, 'Missing Authorization header; expected "Authorization: ApiKey <key>"');
+    const m = /^(\S+)\s+(\S+)$/.exec(header.trim());
+    if (!m || m[1]!.toLowerCase() !== 'apikey') {
+      throw new HttpError(401, 'Unsupported authorization scheme; expected "Authorization: ApiKey <key>"');
+    }
+    const tenant = await keys.resolve(m[2]!);
+    if (!tenant) throw new HttpError(401, 'API key not found');
+    request.tenant = tenant;
+  });
+
+  idempotency(app, config.db);
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const path = request.url;
+    if (error.validation) {
+      const errors = validationErrors(error, request);
+      const message = Object.entries(errors)
+        .map(([field, e]) => e.messages.map((m) => `${field} ${m}`).join('; '))
+        .join('; ');
+      return reply.code(422).send(errorBody(422, message || 'Validation failed', path, { errors }));
+    }
+    if (error instanceof HttpError) {
+      if (error.headers) reply.headers(error.headers);
+      return reply
+        .code(error.statusCode)
+        .send(errorBody(error.statusCode, error.message, path, error.errors ? { errors: error.errors } : undefined));
+    }
+    const status = error.statusCode;
+    if (status && status >= 400 && status < 500) {
+      return reply.code(status).send(errorBody(status, error.message, path));
+    }
+    const errorId = randomBytes(8).toString('hex');
+    request.log.error({ err: error, errorId }, 'unexpected error');
+    if (!config.logger) console.error(`[${errorId}] ${request.method} ${path}:`, error);
+    return reply.code(500).send(errorBody(500, 'Internal server error', path, { errorId }));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, request.url));
+  });
+
+  app.get('/health', async () => ({ ok: true }));
+
+  const ctx: AppContext = { db: config.db };
+  subscriberRoutes(app, ctx);
+  integrationRoutes(app, ctx);
+  messageRoutes(app, ctx);
+  feedRoutes(app, ctx);
+  workflowRoutes(app, ctx);
+  eventRoutes(app, ctx);
+  notificationRoutes(app, ctx);
+
+  return app;
+}
+
+/** Turns ajv's errors into decisions.md's `{<field>: {messages, value}}`. */
+function validationErrors(error: FastifyError, request: { body?: unknown; query?: unknown; params?: unknown }): FieldErrors {
+  const source =
+    error.validationContext === 'querystring' ? request.query : error.validationContext === 'params' ? request.params : request.body;
+  const errors: FieldErrors = {};
+  for (const e of error.validation ?? []) {
+    const segments = e.instancePath.split('/').filter(Boolean);
+    const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+    if (missing) segments.push(missing);
+    const field = segments.join('.') || error.validationContext || 'body';
+    const value = segments.reduce<unknown>(
+      (v, s) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[s] : undefined),
+      source,
+    );
+    const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues;
+    const message = missing
+      ? 'is required'
+      : allowed
+        ? `must be one of: ${allowed.join(', ')}`
+        : (e.message ?? 'is invalid');
+    const entry = (errors[field] ??= { messages: [], value: value ?? null });
+    if (!entry.messages.includes(message)) entry.messages.push(message);
+  }
+  return errors;
+}

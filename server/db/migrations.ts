@@ -1,0 +1,241 @@
+import type { Kysely, Migration } from 'kysely';
+
+// Migrations run at start (server/db/index.ts). Append new ones; never edit one that has shipped.
+// Column types are the portable subset (text, integer, bigint) so SQLite and PostgreSQL share them.
+
+export const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('organizations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('environments')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('organization_id', 'text', (c) => c.notNull().references('organizations.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('environments_org_name', ['organization_id', 'name'])
+        .execute();
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('key_hash', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull().references('environments.id'))
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('settings')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('subscribers')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('first_name', 'text')
+        .addColumn('last_name', 'text')
+        .addColumn('email', 'text')
+        .addColumn('phone', 'text')
+        .addColumn('avatar', 'text')
+        .addColumn('locale', 'text')
+        .addColumn('timezone', 'text')
+        .addColumn('data', 'text')
+        .addColumn('channels', 'text', (c) => c.notNull())
+        .addColumn('topics', 'text', (c) => c.notNull())
+        .addColumn('is_online', 'integer', (c) => c.notNull())
+        .addColumn('last_online_at', 'text')
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('subscribers_env_subscriber', ['environment_id', 'subscriber_id'])
+        .execute();
+
+      await db.schema
+        .createTable('integrations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('identifier', 'text', (c) => c.notNull())
+        .addColumn('provider_id', 'text', (c) => c.notNull())
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('credentials', 'text', (c) => c.notNull())
+        .addColumn('configurations', 'text', (c) => c.notNull())
+        .addColumn('conditions', 'text', (c) => c.notNull())
+        .addColumn('active', 'integer', (c) => c.notNull())
+        .addColumn('primary', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('integrations_env_identifier', ['environment_id', 'identifier'])
+        .execute();
+      await db.schema.createIndex('integrations_org').on('integrations').column('organization_id').execute();
+
+      await db.schema
+        .createTable('workflows')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('steps', 'text', (c) => c.notNull())
+        .addColumn('tags', 'text', (c) => c.notNull())
+        .addColumn('active', 'integer', (c) => c.notNull())
+        .addColumn('critical', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('workflows_env_workflow', ['environment_id', 'workflow_id'])
+        .execute();
+
+      await db.schema
+        .createTable('feeds')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('identifier', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('feeds_env_identifier', ['environment_id', 'identifier'])
+        .execute();
+
+      await db.schema
+        .createTable('notifications')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('template_id', 'text', (c) => c.notNull())
+        .addColumn('transaction_id', 'text', (c) => c.notNull())
+        .addColumn('digested_notification_id', 'text')
+        .addColumn('channels', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('controls', 'text', (c) => c.notNull())
+        .addColumn('to', 'text', (c) => c.notNull())
+        .addColumn('tags', 'text', (c) => c.notNull())
+        .addColumn('topics', 'text', (c) => c.notNull())
+        .addColumn('severity', 'text')
+        .addColumn('critical', 'integer', (c) => c.notNull())
+        .addColumn('context_keys', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('notifications_env_created')
+        .on('notifications')
+        .columns(['environment_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('notifications_env_transaction')
+        .on('notifications')
+        .columns(['environment_id', 'transaction_id'])
+        .execute();
+
+      await db.schema
+        .createTable('jobs')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('notification_id', 'text', (c) => c.notNull())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('template_id', 'text', (c) => c.notNull())
+        .addColumn('transaction_id', 'text', (c) => c.notNull())
+        .addColumn('step_index', 'integer', (c) => c.notNull())
+        .addColumn('step', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('overrides', 'text', (c) => c.notNull())
+        .addColumn('digest', 'text')
+        .addColumn('execution_details', 'text', (c) => c.notNull())
+        .addColumn('provider_id', 'text')
+        .addColumn('run_at', 'bigint')
+        .addColumn('locked_by', 'text')
+        .addColumn('locked_until', 'bigint')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('jobs_notification').on('jobs').columns(['notification_id', 'step_index']).execute();
+      await db.schema.createIndex('jobs_due').on('jobs').columns(['status', 'run_at']).execute();
+      await db.schema
+        .createIndex('jobs_env_transaction')
+        .on('jobs')
+        .columns(['environment_id', 'transaction_id'])
+        .execute();
+
+      await db.schema
+        .createTable('messages')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('notification_id', 'text')
+        .addColumn('template_id', 'text')
+        .addColumn('message_template_id', 'text')
+        .addColumn('template_identifier', 'text')
+        .addColumn('transaction_id', 'text')
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text')
+        .addColumn('content', 'text', (c) => c.notNull())
+        .addColumn('avatar', 'text')
+        .addColumn('cta', 'text', (c) => c.notNull())
+        .addColumn('feed_id', 'text')
+        .addColumn('feed_identifier', 'text')
+        .addColumn('read', 'integer', (c) => c.notNull())
+        .addColumn('seen', 'integer', (c) => c.notNull())
+        .addColumn('last_read_date', 'text')
+        .addColumn('last_seen_date', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('error_id', 'text')
+        .addColumn('error_text', 'text')
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('overrides', 'text', (c) => c.notNull())
+        .addColumn('context_keys', 'text', (c) => c.notNull())
+        .addColumn('provider_id', 'text')
+        .addColumn('email', 'text')
+        .addColumn('phone', 'text')
+        .addColumn('device_tokens', 'text')
+        .addColumn('direct_webhook_url', 'text')
+        .addColumn('title', 'text')
+        .addColumn('delivered_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      // The feed and the unseen count are the hot paths: one subscriber's in-app messages,
+      // newest first, optionally filtered by read/seen.
+      await db.schema
+        .createIndex('messages_feed')
+        .on('messages')
+        .columns(['subscriber_id', 'channel', 'created_at', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('messages_unseen')
+        .on('messages')
+        .columns(['subscriber_id', 'channel', 'seen'])
+        .execute();
+      await db.schema
+        .createIndex('messages_env_transaction')
+        .on('messages')
+        .columns(['environment_id', 'transaction_id'])
+        .execute();
+
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('body', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['organization_id', 'key'])
+        .execute();
+    },
+  },
+};

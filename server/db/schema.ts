@@ -1,0 +1,213 @@
+// One schema for SQLite and PostgreSQL. Portable column types only: text, integer, bigint.
+// Booleans are 0/1 integers, JSON is text, timestamps are ISO-8601 UTC text (they sort as text).
+// Every row that belongs to an environment carries environment_id, and every query filters on it.
+
+export interface OrganizationTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface EnvironmentTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeyTable {
+  /** sha256 of the key; the key itself is never stored. */
+  key_hash: string;
+  environment_id: string;
+  created_at: string;
+}
+
+/** Small key/value store: the demo environment's development key, encryption salt. */
+export interface SettingTable {
+  name: string;
+  value: string;
+}
+
+export interface SubscriberTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  subscriber_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  phone: string | null;
+  avatar: string | null;
+  locale: string | null;
+  timezone: string | null;
+  /** JSON object */
+  data: string | null;
+  /** JSON array of channel credential entries */
+  channels: string;
+  /** JSON array of strings */
+  topics: string;
+  is_online: number;
+  last_online_at: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IntegrationTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  name: string;
+  identifier: string;
+  provider_id: string;
+  channel: string;
+  /** encrypted JSON (see server/secrets.ts) */
+  credentials: string;
+  /** JSON, inboundWebhookSigningKey encrypted inside it */
+  configurations: string;
+  /** JSON array of filters */
+  conditions: string;
+  active: number;
+  primary: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkflowTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  workflow_id: string;
+  name: string;
+  description: string | null;
+  /** JSON array of steps: {_id, name, type, controlValues} */
+  steps: string;
+  /** JSON array of strings */
+  tags: string;
+  active: number;
+  critical: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FeedTable {
+  id: string;
+  environment_id: string;
+  identifier: string;
+  created_at: string;
+}
+
+export interface NotificationTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  subscriber_id: string;
+  template_id: string;
+  transaction_id: string;
+  digested_notification_id: string | null;
+  /** JSON array of channel names */
+  channels: string;
+  payload: string;
+  controls: string;
+  to: string;
+  tags: string;
+  topics: string;
+  severity: string | null;
+  critical: number;
+  context_keys: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobTable {
+  id: string;
+  notification_id: string;
+  environment_id: string;
+  organization_id: string;
+  subscriber_id: string;
+  template_id: string;
+  transaction_id: string;
+  step_index: number;
+  /** JSON of the workflow step this job runs */
+  step: string;
+  type: string;
+  /** pending | queued | running | delayed | completed | failed | canceled | merged | skipped */
+  status: string;
+  payload: string;
+  overrides: string;
+  digest: string | null;
+  execution_details: string;
+  provider_id: string | null;
+  /** epoch milliseconds when a waiting job is due */
+  run_at: number | null;
+  locked_by: string | null;
+  locked_until: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessageTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  subscriber_id: string;
+  notification_id: string | null;
+  template_id: string | null;
+  message_template_id: string | null;
+  template_identifier: string | null;
+  transaction_id: string | null;
+  channel: string;
+  subject: string | null;
+  /** JSON array of content blocks */
+  content: string;
+  avatar: string | null;
+  /** JSON of cta */
+  cta: string;
+  feed_id: string | null;
+  feed_identifier: string | null;
+  read: number;
+  seen: number;
+  last_read_date: string | null;
+  last_seen_date: string | null;
+  status: string;
+  error_id: string | null;
+  error_text: string | null;
+  payload: string;
+  overrides: string;
+  context_keys: string;
+  provider_id: string | null;
+  email: string | null;
+  phone: string | null;
+  device_tokens: string | null;
+  direct_webhook_url: string | null;
+  title: string | null;
+  delivered_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdempotencyTable {
+  organization_id: string;
+  key: string;
+  request_hash: string;
+  /** in_flight | done */
+  state: string;
+  status_code: number | null;
+  body: string | null;
+  created_at: number;
+}
+
+export interface Database {
+  organizations: OrganizationTable;
+  environments: EnvironmentTable;
+  api_keys: ApiKeyTable;
+  settings: SettingTable;
+  subscribers: SubscriberTable;
+  integrations: IntegrationTable;
+  workflows: WorkflowTable;
+  feeds: FeedTable;
+  notifications: NotificationTable;
+  jobs: JobTable;
+  messages: MessageTable;
+  idempotency_keys: IdempotencyTable;
+}

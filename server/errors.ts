@@ -1,0 +1,36 @@
+import { STATUS_CODES } from 'node:http';
+
+/** Per-field validation detail, as decisions.md gives it: `{<field>: {messages, value}}`. */
+export type FieldErrors = Record<string, { messages: string[]; value: unknown }>;
+
+/**
+ * An error that is the caller's to fix, or a state the caller must know of. The error handler in
+ * app.ts turns it into the error body of decisions.md; anything else becomes a 500 with an errorId.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly errors?: FieldErrors,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new HttpError(400, message);
+export const notFound = (what: string, id?: string) =>
+  new HttpError(404, id === undefined ? `${what} not found` : `${what} '${id}' not found`);
+export const conflict = (message: string) => new HttpError(409, message);
+export const unprocessable = (message: string, errors?: FieldErrors) => new HttpError(422, message, errors);
+
+export function errorBody(statusCode: number, message: string, path: string, extra?: Record<string, unknown>) {
+  return {
+    statusCode,
+    error: STATUS_CODES[statusCode] ?? 'Error',
+    message,
+    timestamp: new Date().toISOString(),
+    path,
+    ...extra,
+  };
+}

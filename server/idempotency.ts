@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from './app.ts';
+import type { Db } from './db/index.ts';
+import { HttpError } from './errors.ts';
+
+const TTL_MS = 24 * 60 * 60 * 1000;
+/** A request that has held its key this long without answering is taken as abandoned. */
+const IN_FLIGHT_MS = 60 * 1000;
+const MAX_KEY_LENGTH = 255;
+
+interface Held {
+  key: string;
+  organizationId: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: Held;
+  }
+}
+
+/**
+ * The `idempotency-key` header, as decisions.md fixes it: on every non-GET request, scoped to the
+ * organization, stored in the database for 24 hours (so it survives a restart). Same key and body:
+ * the stored answer is replayed with `Idempotency-Replay: true`; while the first is still running:
+ * 409 with `Retry-After: 1`; a different body: 422.
+ */
+export function idempotency(app: App, db: Db) {
+  const k = db.kysely;
+
+  app.addHook('preValidation', async (request, reply) => {
+    const raw = request.headers['idempotency-key'];
+    if (raw === undefined || request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    if (!request.tenant) return;
+    const key = Array.isArray(raw) ? raw.join(',') : raw;
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      throw new HttpError(400, `idempotency-key must be 1 to ${MAX_KEY_LENGTH} characters long`);
+    }
+    reply.header('Idempotency-Key', key);
+    const organizationId = request.tenant.organizationId;
+    const hash = requestHash(request);
+    const now = Date.now();
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const inserted = await k
+        .insertInto('idempotency_keys')
+        .values({ organization_id: organizationId, key, request_hash: hash, state: 'in_flight', status_code: null, body: null, created_at: now })
+        .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
+        request.idempotency = { key, organizationId };
+        return;
+      }
+      const row = await k
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!row) continue; // removed between the two statements: try again
+      const age = now - Number(row.created_at);
+      const abandoned = row.state === 'in_flight' && age > IN_FLIGHT_MS;
+      if (age > TTL_MS || abandoned) {
+        await k.deleteFrom('idempotency_keys').where('organization_id', '=', organizationId).where('key', '=', key).execute();
+        continue;
+      }
+      if (row.request_hash !== hash) {
+        throw new HttpError(422, 'idempotency-key was already used with a different request body');
+      }
+      if (row.state === 'in_flight') {
+        throw new HttpError(409, 'A request with this idempotency-key is still being processed', undefined, { 'Retry-After': '1' });
+      }
+      return replay(reply, row.status_code ?? 200, row.body);
+    }
+    throw new HttpError(409, 'A request with this idempotency-key is still being processed', undefined, { 'Retry-After': '1' });
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const held = request.idempotency;
+    if (!held) return payload;
+    request.idempotency = undefined;
+    const where = k
+      .updateTable('idempotency_keys')
+      .where('organization_id', '=', held.organizationId)
+      .where('key', '=', held.key);
+    if (reply.statusCode >= 500) {
+      // Not the caller's fault: let a retry with the same key run again.
+      await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
+    } else {
+      const body = typeof payload === 'string' ? payload : payload == null ? null : String(payload);
+      await where.set({ state: 'done', status_code: reply.statusCode, body }).execute();
+    }
+    return payload;
+  });
+
+  // A request that ends without onSend (the client went away) frees its key.
+  app.addHook('onResponse', async (request) => {
+    const held = request.idempotency;
+    if (!held) return;
+    await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
+  });
+}
+
+function requestHash(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n`)
+    .update(JSON.stringify(request.body ?? null))
+    .digest('hex');
+}
+
+function replay(reply: FastifyReply, status: number, body: string | null) {
+  reply.code(status).header('Idempotency-Replay', 'true');
+  if (body === null || status === 204) return reply.send();
+  return reply.type('application/json; charset=utf-8').send(body);
+}

@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util';
+import { buildApp } from './app.ts';
+import { generateKey, parseKeyList, registerKey } from './auth.ts';
+import { openDatabase, type Db } from './db/index.ts';
+import { seedDemo, isFresh } from './seed.ts';
+
+const USAGE = `notif-inbox service
+
+  npm run server -- [--port N] [--host H] [--db PATH] [--no-seed] [--log]
+      start the service (default port 3030, database .notif-data/notif.db; --db :memory: for none;
+      DATABASE_URL=postgres://... for PostgreSQL). A new database gets demo data unless --no-seed.
+  npm run server -- keys create --org ORG --env ENV [--db PATH]
+      print a new API key for environment ENV of organization ORG (both made as needed)
+
+Environment: NOTIF_API_KEYS="key1=org/env,key2=org/env2" registers keys at start.`;
+
+async function main(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      db: { type: 'string' },
+      'no-seed': { type: 'boolean' },
+      demo: { type: 'boolean' },
+      log: { type: 'boolean' },
+      org: { type: 'string' },
+      env: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return console.log(USAGE);
+  const location = process.env.DATABASE_URL || values.db || '.notif-data/notif.db';
+  const [command = 'serve', sub] = positionals;
+
+  if (command === 'keys') {
+    if (sub !== 'create' || !values.org || !values.env) throw new UsageError('usage: keys create --org ORG --env ENV');
+    const db = await openDatabase({ location });
+    const key = generateKey();
+    await registerKey(db, key, values.org, values.env);
+    await db.close();
+    console.log(key);
+    return;
+  }
+  if (command !== 'serve') throw new UsageError(`unknown command '${command}'`);
+
+  const port = values.port === undefined ? 3030 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, not '${values.port}'`);
+  const host = values.host ?? '127.0.0.1';
+
+  const db = await openDatabase({ location });
+  const fresh = await isFresh(db);
+  await registerEnvKeys(db);
+  if (!values['no-seed'] && fresh) {
+    const { key } = await seedDemo(db);
+    console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
+  }
+
+  const app = await buildApp({ db, logger: values.log ?? false });
+  const address = await app.listen({ port, host });
+  console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
+
+  let closing = false;
+  const close = async () => {
+    if (closing) return;
+    closing = true;
+    await app.close();
+    await db.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', close);
+  process.on('SIGTERM', close);
+}
+
+async function registerEnvKeys(db: Db) {
+  const list = process.env.NOTIF_API_KEYS;
+  if (!list) return;
+  for (const { key, org, env } of parseKeyList(list)) await registerKey(db, key, org, env);
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`${err.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(err);
+  process.exit(1);
+});
