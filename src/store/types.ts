@@ -1,0 +1,78 @@
+// The contract between the store and the elements. The elements read `InboxState` and call the
+// actions; they never call fetch or NotifClient themselves (components -> store -> api).
+import type { Message } from '../api/types.ts';
+
+export type InboxStatus = 'idle' | 'loading' | 'error' | 'offline';
+export type InboxTab = 'all' | 'unread';
+
+export interface InboxState {
+  /** Loaded messages of the current tab, newest first, deduplicated by `_id`. */
+  readonly messages: readonly Message[];
+  /** More pages exist after the loaded ones. */
+  readonly hasMore: boolean;
+  /** Unseen in-app messages on the server (endpoint 13), capped as the server caps it. */
+  readonly unseenCount: number;
+  /** `loading` only for the first page (skeleton); see `loadingMore` for later pages. */
+  readonly status: InboxStatus;
+  readonly loadingMore: boolean;
+  /** The error behind `status: 'error'`, or the last refused mutation. */
+  readonly error: Error | null;
+  readonly tab: InboxTab;
+  /** False until the first page has been answered. */
+  readonly loaded: boolean;
+  /** The server has no single-message mark-as endpoint (404): hide per-message read toggles. */
+  readonly markAsSupported: boolean;
+}
+
+/** What identifies a store: every element on a page that names the same service, subscriber and feed shares one. */
+export interface InboxConfig {
+  baseUrl: string;
+  subscriberId: string;
+  /** Development only: a secret. */
+  apiKey?: string;
+  /** For the proxy: HMAC-SHA256 of the subscriber id. */
+  subscriberHash?: string;
+  /** An app-supplied authorised fetch. */
+  fetch?: typeof fetch;
+  feedIdentifier?: string | string[];
+  /** Partial payload filter (base64-JSON-encoded for endpoint 10). */
+  payload?: Record<string, unknown>;
+  /** Milliseconds between unseen-count polls; default 15000. */
+  pollInterval?: number;
+  /** Page size, 1..100, default 20. */
+  pageSize?: number;
+}
+
+export type MessageActionType = 'primary' | 'secondary';
+
+/** Detail of the store's `error` event, re-emitted by the elements as `notif-error`. */
+export interface InboxErrorDetail {
+  error: Error;
+  /** The action that failed: 'markAllRead', 'markRead', 'remove', 'action', 'fetch', ... */
+  action: string;
+  messageId?: string;
+}
+
+export interface InboxStoreApi extends EventTarget {
+  readonly config: Readonly<InboxConfig>;
+  readonly state: InboxState;
+  /** Calls `listener` after every state change; returns the unsubscribe function. */
+  subscribe(listener: (state: InboxState) => void): () => void;
+  /** Reference-counted: polling runs while at least one element is connected. */
+  connect(): void;
+  disconnect(): void;
+  /** The feed became visible (popover opened / full-page feed connected): refresh if stale. */
+  feedOpened(): void;
+  feedClosed(): void;
+  setTab(tab: InboxTab): void;
+  /** Refetches the unseen count and the first page. */
+  refresh(): Promise<void>;
+  loadMore(): Promise<void>;
+  markAllRead(): Promise<void>;
+  markAllSeen(): Promise<void>;
+  markRead(messageId: string): Promise<void>;
+  markUnread(messageId: string): Promise<void>;
+  remove(messageId: string): Promise<void>;
+  /** Endpoint 1 with `status: 'done'` and this button type. */
+  action(messageId: string, type: MessageActionType): Promise<void>;
+}
