@@ -7,6 +7,7 @@ import type { Db } from './db/index.ts';
 import { KeyResolver, type Tenant } from './auth.ts';
 import { errorBody, HttpError, type FieldErrors } from './errors.ts';
 import { idempotency } from './idempotency.ts';
+import { faults, InjectedFault } from './faults.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -21,6 +22,8 @@ export interface AppConfig {
   db: Db;
   /** Fastify's logger (pino) on or off. Off in tests. */
   logger?: boolean;
+  /** Test-only fault injection (server/faults.ts). */
+  faults?: boolean;
 }
 
 /** What every route module gets: the database and the services built on it. */
@@ -75,6 +78,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     request.tenant = tenant;
   });
 
+  if (config.faults) faults(app);
   idempotency(app, config.db);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -98,7 +102,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     }
     const errorId = randomBytes(8).toString('hex');
     request.log.error({ err: error, errorId }, 'unexpected error');
-    if (!config.logger) console.error(`[${errorId}] ${request.method} ${path}:`, error);
+    if (!config.logger && !(error instanceof InjectedFault)) console.error(`[${errorId}] ${request.method} ${path}:`, error);
     return reply.code(500).send(errorBody(500, 'Internal server error', path, { errorId }));
   });
 

@@ -24,6 +24,7 @@ async function main(argv: string[]) {
       db: { type: 'string' },
       'no-seed': { type: 'boolean' },
       demo: { type: 'boolean' },
+      faults: { type: 'boolean' },
       log: { type: 'boolean' },
       org: { type: 'string' },
       env: { type: 'string' },
@@ -54,10 +55,12 @@ async function main(argv: string[]) {
   await registerEnvKeys(db);
   if (!values['no-seed'] && fresh) {
     const { key } = await seedDemo(db);
+    // Kept so `npm start` can hand the playground (localhost only) its development key on later runs.
+    await db.kysely.insertInto('settings').values({ name: 'demo_api_key', value: key }).execute();
     console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
   }
 
-  const app = await buildApp({ db, logger: values.log ?? false });
+  const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false });
   const address = await app.listen({ port, host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
 

@@ -44,3 +44,31 @@ describe('authentication', () => {
     assert.match(r.headers.get('access-control-allow-headers') ?? '', /idempotency-key/i);
   });
 });
+
+describe('fault injection', () => {
+  it('is off unless the server starts with --faults', async () => {
+    const server = await startServer();
+    try {
+      const r = await server.post('/__faults', { path: '/v2/subscribers', status: 500 });
+      expectErrorBody(r, 404);
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  it('fails the next matching request through the real error handler, once', async () => {
+    const { TestServer } = await import('./helpers.ts');
+    const server = await new TestServer().start(['--no-seed', '--faults']);
+    try {
+      const armed = await server.post('/__faults', { path: '/v2/subscribers', status: 500, method: 'GET' });
+      assert.equal(armed.status, 201);
+      const failed = await server.get('/v2/subscribers');
+      const b = expectErrorBody(failed, 500);
+      assert.match(b.errorId, /^[0-9a-f]{16}$/);
+      const next = await server.get('/v2/subscribers');
+      assert.notEqual(next.status, 500);
+    } finally {
+      await server.dispose();
+    }
+  });
+});
