@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import { generateKey, parseKeyList, registerKey } from './auth.ts';
 import { openDatabase, type Db } from './db/index.ts';
 import { seedDemo, isFresh } from './seed.ts';
+import { startPlayground } from './demo.ts';
 
 const USAGE = `notif-inbox service
 
@@ -63,11 +64,14 @@ async function main(argv: string[]) {
   const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false });
   const address = await app.listen({ port, host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
+  const playground = values.demo ? await startPlayground({ apiUrl: address, db }) : null;
+  if (playground) console.log(`playground on ${playground.url}`);
 
   let closing = false;
   const close = async () => {
     if (closing) return;
     closing = true;
+    await playground?.close();
     await app.close();
     await db.close();
     process.exit(0);
