@@ -41,9 +41,14 @@ function openSqlite(path: string): Db {
 
 async function openPostgres(url: string): Promise<Db> {
   const { default: pg } = await import('pg');
-  // bigint columns (epoch milliseconds) fit in a double; read them as numbers.
-  pg.types.setTypeParser(20, (v) => Number(v));
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // int8 (bigint columns: epoch milliseconds; count(*)) fits in a double: read it as a number, as
+  // better-sqlite3 does, so the same code sees the same types on both databases.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+  const max = Number(process.env.NOTIF_PG_POOL_SIZE) || 10;
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'notif-inbox' });
+  // An idle connection the server drops (restart, failover, an administrator) must not take the
+  // process down; the pool replaces it on the next query.
+  pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
 }

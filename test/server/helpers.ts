@@ -1,10 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 // Every server test talks to the real service, started as its own process on a free port with a
 // temporary database, over real HTTP.
+//
+// With TEST_DATABASE_URL=postgres://... (a role allowed to CREATE DATABASE; scripts/ci-postgres.sh
+// makes one) every TestServer gets its own fresh PostgreSQL database instead of a SQLite file,
+// created on first start and dropped by dispose(), so test files stay isolated and run in parallel.
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -37,16 +42,45 @@ export class TestServer {
   readonly dir: string;
   readonly dbPath: string;
 
+  /** The PostgreSQL database this server made for itself (created on first start, dropped by dispose). */
+  private ownDatabase?: { adminUrl: string; name: string; created: boolean };
+
+  /**
+   * `dbPath`: a SQLite file or a postgres:// URL to use (for instance another server's `dbPath`, to
+   * run two processes on one database); by default a fresh one of its own.
+   */
   constructor(private extraEnv: Record<string, string> = {}, dbPath?: string) {
     this.dir = mkdtempSync(join(tmpdir(), 'notif-test-'));
-    this.dbPath = dbPath ?? process.env.TEST_DATABASE_URL ?? join(this.dir, 'notif.db');
+    const adminUrl = process.env.TEST_DATABASE_URL;
+    if (dbPath) {
+      this.dbPath = dbPath;
+    } else if (adminUrl && isPostgresUrl(adminUrl)) {
+      const name = `notif_test_${randomBytes(6).toString('hex')}`;
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      this.dbPath = url.toString();
+      this.ownDatabase = { adminUrl, name, created: false };
+    } else {
+      this.dbPath = join(this.dir, 'notif.db');
+    }
+  }
+
+  /** True when this server runs on PostgreSQL. */
+  get postgres(): boolean {
+    return isPostgresUrl(this.dbPath);
   }
 
   /** Starts the service and resolves once it prints that it is listening. */
   async start(args: string[] = ['--no-seed']): Promise<this> {
+    const own = this.ownDatabase;
+    if (own && !own.created) {
+      await adminQuery(own.adminUrl, `CREATE DATABASE "${own.name}"`);
+      own.created = true;
+    }
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', this.dbPath, ...args], {
       cwd: ROOT,
-      env: { ...process.env, NOTIF_API_KEYS: KEY_LIST, ...this.extraEnv },
+      // DATABASE_URL wins over --db in the service: point it at this server's database too.
+      env: { ...process.env, DATABASE_URL: this.postgres ? this.dbPath : '', NOTIF_API_KEYS: KEY_LIST, ...this.extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -91,10 +125,16 @@ export class TestServer {
     await this.start();
   }
 
-  /** Stops the server and removes its temporary folder. */
+  /** Stops the server and removes its temporary folder (and its own PostgreSQL database). */
   async dispose(): Promise<void> {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
+    const own = this.ownDatabase;
+    if (own?.created) {
+      own.created = false;
+      // FORCE: another process started on this database (a test's second server) may still hold a connection.
+      await adminQuery(own.adminUrl, `DROP DATABASE IF EXISTS "${own.name}" WITH (FORCE)`);
+    }
   }
 
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<Reply<T>> {
@@ -128,9 +168,31 @@ export class TestServer {
   delete = <T = any>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options);
 }
 
+function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//.test(location);
+}
+
+/** Runs one statement on the admin database (CREATE/DROP DATABASE cannot run in a transaction). */
+async function adminQuery(adminUrl: string, statement: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Starts a fresh server for a test file; call `dispose()` in `after`. */
 export async function startServer(extraEnv: Record<string, string> = {}): Promise<TestServer> {
-  return new TestServer(extraEnv).start();
+  const server = new TestServer(extraEnv);
+  try {
+    return await server.start();
+  } catch (err) {
+    await server.dispose().catch(() => {});
+    throw err;
+  }
 }
 
 /** Asserts the error body of decisions.md and returns it. */
