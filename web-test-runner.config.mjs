@@ -1,0 +1,109 @@
+// Browser tests (Chromium) of src/api, src/store and the elements, against the real service: the run
+// starts `server/main.ts serve` on a free port with a fresh database and fault injection on, and
+// hands its URL and test keys to the pages as /__notif-test.json (see test/components/server.ts).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { esbuildPlugin } from '@web/dev-server-esbuild';
+import { chromeLauncher } from '@web/test-runner-chrome';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const KEYS = { apiKey: 'wtr_key', otherKey: 'wtr_key_b' };
+
+/** Starts the service and stops it with the run (and with this process, however it ends). */
+function notifServer() {
+  let child;
+  let dir;
+  let info;
+  const stop = () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    child = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  };
+  process.once('exit', stop);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, () => {
+      stop();
+      process.exit(130);
+    });
+  }
+
+  return {
+    name: 'notif-test-server',
+    async serverStart() {
+      dir = mkdtempSync(join(tmpdir(), 'notif-wtr-'));
+      child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed', '--faults'],
+        {
+          cwd: root,
+          env: { ...process.env, NOTIF_API_KEYS: `${KEYS.apiKey}=wtr/test,${KEYS.otherKey}=wtr/other` },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      const baseUrl = await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`notif server did not start in 30 s:\n${output}`)), 30_000);
+        child.stdout.setEncoding('utf8').on('data', (chunk) => {
+          output += chunk;
+          const m = /listening on (http:\/\/\S+)/.exec(output);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
+        });
+        child.stderr.setEncoding('utf8').on('data', (chunk) => {
+          output += chunk;
+          if (process.env.NOTIF_SERVER_LOG) process.stderr.write(chunk);
+        });
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`notif server exited with ${code} before listening:\n${output}`));
+        });
+      });
+      info = JSON.stringify({ baseUrl, ...KEYS });
+    },
+    serverStop: stop,
+    serve(context) {
+      if (context.path === '/__notif-test.json') return { body: info, type: 'json' };
+    },
+  };
+}
+
+export default {
+  rootDir: root,
+  files: ['test/{api,store,components}/**/*.test.ts'],
+  nodeResolve: true,
+  concurrency: 2,
+  concurrentBrowsers: 1,
+  browserStartTimeout: 60_000,
+  testsStartTimeout: 60_000,
+  testsFinishTimeout: 180_000,
+  testFramework: { config: { timeout: 10_000 } },
+  browsers: [
+    chromeLauncher({
+      launchOptions: {
+        executablePath: '/usr/bin/chromium',
+        headless: true,
+        args: [
+          '--headless=new',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+      },
+    }),
+  ],
+  plugins: [
+    notifServer(),
+    // TypeScript with the project's tsconfig (useDefineForClassFields: false, so class fields never
+    // shadow Lit's reactive accessors).
+    esbuildPlugin({ ts: true, target: 'es2022', tsconfig: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) }),
+  ],
+};
