@@ -8,6 +8,7 @@ import { KeyResolver, type Tenant } from './auth.ts';
 import { errorBody, HttpError, type FieldErrors } from './errors.ts';
 import { idempotency } from './idempotency.ts';
 import { faults, InjectedFault } from './faults.ts';
+import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -24,6 +25,8 @@ export interface AppConfig {
   logger?: boolean;
   /** Test-only fault injection (server/faults.ts). */
   faults?: boolean;
+  /** Rate limits (server/ratelimit.ts); none when absent. */
+  rateLimit?: RateLimitConfig;
 }
 
 /** What every route module gets: the database and the services built on it. */
@@ -65,6 +68,13 @@ export async function buildApp(config: AppConfig): Promise<App> {
 
   const keys = new KeyResolver(config.db);
   app.decorateRequest('tenant', null as unknown as Tenant);
+  if (config.rateLimit) {
+    rateLimit(app, {
+      ...config.rateLimit,
+      environmentOf: async (key) => (await keys.resolve(key))?.environmentId ?? null,
+      applies: (url) => API_PATH.test(url),
+    });
+  }
   app.addHook('onRequest', async (request) => {
     if (request.method === 'OPTIONS' || !API_PATH.test(request.url)) return;
     const header = request.headers.authorization;

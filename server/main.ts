@@ -4,6 +4,7 @@ import { generateKey, parseKeyList, registerKey } from './auth.ts';
 import { openDatabase, type Db } from './db/index.ts';
 import { seedDemo, isFresh } from './seed.ts';
 import { startPlayground } from './demo.ts';
+import { parseRateLimit, type RateLimitConfig } from './ratelimit.ts';
 
 const USAGE = `notif-inbox service
 
@@ -12,6 +13,9 @@ const USAGE = `notif-inbox service
       DATABASE_URL=postgres://... for PostgreSQL). A new database gets demo data unless --no-seed.
   npm run server -- keys create --org ORG --env ENV [--db PATH]
       print a new API key for environment ENV of organization ORG (both made as needed)
+
+  --rate-limit N/WINDOW (or NOTIF_RATE_LIMIT), e.g. 100/60s: at most N requests per window per API key
+      (--rate-limit-scope environment, or NOTIF_RATE_LIMIT_SCOPE: per environment); off when not given.
 
 Environment: NOTIF_API_KEYS="key1=org/env,key2=org/env2" registers keys at start.`;
 
@@ -26,6 +30,8 @@ async function main(argv: string[]) {
       'no-seed': { type: 'boolean' },
       demo: { type: 'boolean' },
       faults: { type: 'boolean' },
+      'rate-limit': { type: 'string' },
+      'rate-limit-scope': { type: 'string' },
       log: { type: 'boolean' },
       org: { type: 'string' },
       env: { type: 'string' },
@@ -50,6 +56,7 @@ async function main(argv: string[]) {
   const port = values.port === undefined ? 3030 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, not '${values.port}'`);
   const host = values.host ?? '127.0.0.1';
+  const rateLimit = rateLimitConfig(values['rate-limit'] ?? process.env.NOTIF_RATE_LIMIT, values['rate-limit-scope'] ?? process.env.NOTIF_RATE_LIMIT_SCOPE);
 
   const db = await openDatabase({ location });
   const fresh = await isFresh(db);
@@ -61,7 +68,7 @@ async function main(argv: string[]) {
     console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
   }
 
-  const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false });
+  const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false, rateLimit });
   const address = await app.listen({ port, host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
   const playground = values.demo ? await startPlayground({ apiUrl: address, db }) : null;
@@ -84,6 +91,15 @@ async function registerEnvKeys(db: Db) {
   const list = process.env.NOTIF_API_KEYS;
   if (!list) return;
   for (const { key, org, env } of parseKeyList(list)) await registerKey(db, key, org, env);
+}
+
+function rateLimitConfig(limit: string | undefined, scope: string | undefined): RateLimitConfig | undefined {
+  if (!limit) return undefined;
+  try {
+    return parseRateLimit(limit, scope || 'key');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 class UsageError extends Error {}

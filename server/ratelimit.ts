@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto';
+import type { App } from './app.ts';
+import { HttpError } from './errors.ts';
+
+/**
+ * Rate limits, as decisions.md sets them: off unless configured (`serve --rate-limit 100/60s` or
+ * NOTIF_RATE_LIMIT=100/60s). When on, every /v1 and /v2 response carries `RateLimit-Limit`,
+ * `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the window ends), and a request past the
+ * limit gets 429 with `Retry-After` (seconds) and the error body.
+ *
+ * A fixed window per caller. The caller is the API key presented (scope `key`, the default) or the
+ * environment the key belongs to (scope `environment`: every key of one environment shares a budget).
+ * Requests without a usable key are counted per client address, so they cannot skip the limit.
+ *
+ * The counters live in this process's memory: each server process counts on its own, and a restart
+ * starts every window afresh. Several processes behind one address each allow the full limit.
+ */
+
+export type RateLimitScope = 'key' | 'environment';
+
+export interface RateLimitConfig {
+  /** Requests allowed per window. */
+  limit: number;
+  /** Window length in milliseconds. */
+  windowMs: number;
+  scope: RateLimitScope;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Parses `N/window`: `100/60s`, `5/10s`, `1000/1m`, `10000/1h`, `100/500ms`, or `100/60` (seconds).
+ * Throws an Error whose message says what is wrong.
+ */
+export function parseRateLimit(text: string, scope: string = 'key'): RateLimitConfig {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m|h)?\s*$/i.exec(text);
+  if (!m) throw new Error(`rate limit '${text}' is not of the form N/window (for example 100/60s)`);
+  const limit = Number(m[1]);
+  const windowMs = Number(m[2]) * UNITS[(m[3] ?? 's').toLowerCase()]!;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`rate limit '${text}': N must be at least 1`);
+  if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new Error(`rate limit '${text}': the window must be longer than 0`);
+  if (scope !== 'key' && scope !== 'environment') throw new Error(`rate limit scope '${scope}' must be 'key' or 'environment'`);
+  return { limit, windowMs, scope };
+}
+
+interface Window {
+  /** Epoch milliseconds when this window ends. */
+  resetAt: number;
+  count: number;
+}
+
+interface Counted {
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rateLimit?: Counted;
+  }
+}
+
+export interface RateLimitOptions extends RateLimitConfig {
+  /** The environment of an API key, for scope `environment` (null when the key is unknown). */
+  environmentOf: (key: string) => Promise<string | null>;
+  /** Which requests count: by default every request whose path starts with /v1/ or /v2/. */
+  applies: (url: string) => boolean;
+  now?: () => number;
+}
+
+/** Counts requests in fixed windows per caller. */
+export class FixedWindowCounter {
+  private windows = new Map<string, Window>();
+  private nextSweep = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /** Counts one request of `caller` at time `now`. */
+  take(caller: string, now: number): Counted & { allowed: boolean } {
+    this.sweep(now);
+    let w = this.windows.get(caller);
+    if (!w || w.resetAt <= now) {
+      w = { resetAt: now + this.windowMs, count: 0 };
+      this.windows.set(caller, w);
+    }
+    const allowed = w.count < this.limit;
+    if (allowed) w.count++;
+    return { allowed, limit: this.limit, remaining: this.limit - w.count, resetAt: w.resetAt };
+  }
+
+  /** Forgets ended windows, at most once per window length, so memory follows the active callers. */
+  private sweep(now: number) {
+    if (now < this.nextSweep) return;
+    this.nextSweep = now + this.windowMs;
+    for (const [caller, w] of this.windows) if (w.resetAt <= now) this.windows.delete(caller);
+  }
+}
+
+/** Installs the limit on the app. Register it before authentication, so unknown keys count too. */
+export function rateLimit(app: App, options: RateLimitOptions) {
+  const counter = new FixedWindowCounter(options.limit, options.windowMs);
+  const now = options.now ?? Date.now;
+
+  const callerOf = async (authorization: string | undefined, ip: string): Promise<string> => {
+    const m = authorization ? /^\s*apikey\s+(\S+)\s*$/i.exec(authorization) : null;
+    if (m) {
+      const key = m[1]!;
+      if (options.scope === 'environment') {
+        const env = await options.environmentOf(key);
+        if (env) return `env:${env}`;
+      } else {
+        return `key:${createHash('sha256').update(key).digest('hex')}`;
+      }
+    }
+    return `ip:${ip}`;
+  };
+
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'OPTIONS' || !options.applies(request.url)) return;
+    const at = now();
+    const taken = counter.take(await callerOf(request.headers.authorization, request.ip), at);
+    request.rateLimit = taken;
+    if (!taken.allowed) {
+      const retryAfter = Math.max(1, Math.ceil((taken.resetAt - at) / 1000));
+      throw new HttpError(429, `Rate limit of ${taken.limit} requests per ${options.windowMs / 1000} s exceeded; retry in ${retryAfter} s`, undefined, {
+        'Retry-After': String(retryAfter),
+      });
+    }
+  });
+
+  // On every response of a counted request, errors included (onSend runs for them as well).
+  app.addHook('onSend', async (request, reply, payload) => {
+    const counted = request.rateLimit;
+    if (!counted) return payload;
+    reply.header('RateLimit-Limit', String(counted.limit));
+    reply.header('RateLimit-Remaining', String(Math.max(0, counted.remaining)));
+    reply.header('RateLimit-Reset', String(Math.max(0, Math.ceil((counted.resetAt - now()) / 1000))));
+    return payload;
+  });
+}
