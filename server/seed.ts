@@ -1,5 +1,8 @@
 import type { Db } from './db/index.ts';
 import { generateKey, registerKey } from './auth.ts';
+import { trigger } from './engine/trigger.ts';
+import { inTransaction } from './engine/types.ts';
+import { saveWorkflow, workflowErrors, type WorkflowBody } from './routes/workflows.ts';
 
 /** True when the database has no environment yet. */
 export async function isFresh(db: Db): Promise<boolean> {
@@ -7,9 +10,145 @@ export async function isFresh(db: Db): Promise<boolean> {
   return !row;
 }
 
-/** Creates the demo environment and its data; returns its development key. */
-export async function seedDemo(db: Db): Promise<{ key: string }> {
+/** The demo subscribers, the first one ('ada') being the one the demo page shows. */
+export const DEMO_SUBSCRIBERS = [
+  { subscriberId: 'ada', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', avatar: 'https://i.pravatar.cc/96?u=ada' },
+  { subscriberId: 'grace', firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', avatar: 'https://i.pravatar.cc/96?u=grace' },
+  { subscriberId: 'alan', firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com' },
+  { subscriberId: 'katherine', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' },
+  { subscriberId: 'linus', firstName: 'Linus', lastName: 'Torvalds', email: 'linus@example.com', avatar: 'https://i.pravatar.cc/96?u=linus' },
+] as const;
+export const DEMO_SUBSCRIBER_IDS = DEMO_SUBSCRIBERS.map((s) => s.subscriberId);
+
+export const DEMO_WORKFLOWS: WorkflowBody[] = [
+  {
+    workflowId: 'project-invite',
+    name: 'Project invitation',
+    description: 'Someone invites the subscriber to a project; the subscriber accepts or declines.',
+    tags: ['collaboration'],
+    steps: [
+      {
+        name: 'inbox',
+        type: 'in_app',
+        controlValues: {
+          subject: '{{payload.actor.name}} invited you to {{payload.project}}',
+          body: 'Hi {{subscriber.firstName}}, {{payload.actor.name}} would like you to join {{payload.project}} as {{payload.role}}.',
+          avatar: '{{payload.actor.avatar}}',
+          redirect: { url: '/projects/{{payload.projectId}}' },
+          primaryAction: { label: 'Accept', resultContent: 'You joined {{payload.project}}' },
+          secondaryAction: { label: 'Decline', resultContent: 'Invitation declined' },
+        },
+      },
+    ],
+  },
+  {
+    workflowId: 'comment-reply',
+    name: 'Reply to a comment',
+    description: 'Someone replied to one of the subscriber\'s comments.',
+    tags: ['social'],
+    steps: [
+      {
+        name: 'inbox',
+        type: 'in_app',
+        controlValues: {
+          subject: '{{payload.actor.name}} replied to your comment',
+          body: '"{{payload.excerpt}}" on {{payload.post}}',
+          avatar: '{{payload.actor.avatar}}',
+          redirect: { url: '/posts/{{payload.postId}}#comment-{{payload.commentId}}' },
+        },
+      },
+    ],
+  },
+  {
+    workflowId: 'invoice-paid',
+    name: 'Invoice paid',
+    description: 'A payment went through; shown in the billing feed.',
+    tags: ['billing'],
+    steps: [
+      {
+        name: 'inbox',
+        type: 'in_app',
+        controlValues: {
+          subject: 'Invoice {{payload.invoice}} paid',
+          body: 'We received your payment of {{payload.amount}}. Thank you!',
+          redirect: { url: '/billing/invoices/{{payload.invoice}}' },
+          feedIdentifier: 'billing',
+        },
+      },
+    ],
+  },
+];
+
+const PROJECTS = ['Analytical Engine', 'COBOL compiler', 'Bombe', 'Apollo trajectories', 'Kernel 0.01'];
+const POSTS = ['Notes on the Engine', 'Why debugging is hard', 'On computable numbers', 'Orbital mechanics 101'];
+const EXCERPTS = ['Great point about loops!', 'I ran into the same bug last week.', 'Could you share the source?', 'This deserves a follow-up post.', 'Nicely put.'];
+
+/** A small deterministic generator, so the demo looks the same on every machine. */
+function random(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 0x1_0000_0000;
+  };
+}
+
+const DAY = 86_400_000;
+export const DEMO_MESSAGE_COUNT = 50;
+
+/**
+ * Creates the demo environment and its data: three workflows, five subscribers and about fifty
+ * in-app messages over the last two weeks (most for 'ada'), made by the same engine a trigger
+ * uses, some read and some seen. Returns the development key and the subscriber ids.
+ */
+export async function seedDemo(db: Db, now = new Date()): Promise<{ key: string; subscriberIds: string[] }> {
   const key = generateKey();
-  await registerKey(db, key, 'demo', 'development');
-  return { key };
+  const tenant = await registerKey(db, key, 'demo', 'development');
+  const rand = random(20240611);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
+
+  await inTransaction(db, async (trx) => {
+    for (const body of DEMO_WORKFLOWS) {
+      const errors = workflowErrors(body);
+      if (Object.keys(errors).length > 0) throw new Error(`demo workflow ${body.workflowId}: ${JSON.stringify(errors)}`);
+      await saveWorkflow(trx, tenant, body, new Date(now.getTime() - 15 * DAY));
+    }
+
+    // Times over the last 14 days, oldest first, so ids and createdAt grow together.
+    const times = Array.from({ length: DEMO_MESSAGE_COUNT }, () => now.getTime() - Math.floor(rand() * 14 * DAY) - 60_000).sort((a, b) => a - b);
+    for (const [i, time] of times.entries()) {
+      // Three in five for ada (the demo page's subscriber), the rest spread over the others.
+      const recipient = i % 5 < 3 ? DEMO_SUBSCRIBERS[0] : DEMO_SUBSCRIBERS[1 + (i % 4)]!;
+      const others = DEMO_SUBSCRIBERS.filter((s) => s.subscriberId !== recipient.subscriberId);
+      const actor = pick(others);
+      const actorInfo = { name: `${actor.firstName} ${actor.lastName}`, avatar: 'avatar' in actor ? actor.avatar : undefined };
+      const kind = i % 7 === 3 ? 'invoice-paid' : i % 3 === 0 ? 'project-invite' : 'comment-reply';
+      const payload =
+        kind === 'invoice-paid'
+          ? { invoice: `INV-${1040 + i}`, amount: `$${(19 + Math.floor(rand() * 180)).toFixed(2)}` }
+          : kind === 'project-invite'
+            ? { actor: actorInfo, project: pick(PROJECTS), projectId: 100 + i, role: pick(['editor', 'viewer', 'maintainer']) }
+            : { actor: actorInfo, post: pick(POSTS), postId: 200 + i, commentId: 300 + i, excerpt: pick(EXCERPTS) };
+      await trigger(trx, tenant, { name: kind, to: { ...recipient }, payload }, { now: new Date(time) });
+    }
+
+    // Older messages were mostly read (and so seen); some recent ones were seen in the bell but not read.
+    const messages = await trx.kysely
+      .selectFrom('messages')
+      .select(['id', 'created_at'])
+      .where('environment_id', '=', tenant.environmentId)
+      .execute();
+    for (const m of messages) {
+      const age = now.getTime() - Date.parse(m.created_at);
+      const read = rand() < (age > 3 * DAY ? 0.7 : 0.15);
+      const seen = read || rand() < (age > 3 * DAY ? 0.6 : age > DAY ? 0.4 : 0.1);
+      if (!read && !seen) continue;
+      const at = new Date(Date.parse(m.created_at) + Math.min(age / 2, 6 * 3_600_000)).toISOString();
+      await trx.kysely
+        .updateTable('messages')
+        .set({ read: read ? 1 : 0, seen: 1, last_seen_date: at, last_read_date: read ? at : null, updated_at: at })
+        .where('id', '=', m.id)
+        .execute();
+    }
+  });
+  return { key, subscriberIds: [...DEMO_SUBSCRIBER_IDS] };
 }

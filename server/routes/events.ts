@@ -1,3 +1,38 @@
+import { Type } from '@sinclair/typebox';
 import type { App, AppContext } from '../app.ts';
+import { trigger } from '../engine/trigger.ts';
+import { JsonObject } from '../schemas.ts';
 
-export function eventRoutes(_app: App, _ctx: AppContext) {}
+// POST /v1/events/trigger (decisions.md, "Beyond the spec"): runs a workflow for one or more
+// subscribers; unknown subscribers are created, subscriber objects update the fields they give.
+
+const SubscriberString = Type.String({ minLength: 1, maxLength: 255 });
+const Text = Type.String({ maxLength: 1024 });
+export const RecipientObject = Type.Object({
+  subscriberId: SubscriberString,
+  firstName: Type.Optional(Text),
+  lastName: Type.Optional(Text),
+  email: Type.Optional(Text),
+  phone: Type.Optional(Text),
+  avatar: Type.Optional(Type.String({ maxLength: 2048 })),
+  locale: Type.Optional(Text),
+  timezone: Type.Optional(Text),
+  data: Type.Optional(JsonObject),
+});
+const Recipient = Type.Union([SubscriberString, RecipientObject]);
+
+export const TriggerBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 128 }),
+  to: Type.Union([Recipient, Type.Array(Recipient, { minItems: 1, maxItems: 100 })]),
+  payload: Type.Optional(JsonObject),
+  overrides: Type.Optional(JsonObject),
+  transactionId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  actor: Type.Optional(Recipient),
+});
+
+export function eventRoutes(app: App, ctx: AppContext) {
+  app.post('/v1/events/trigger', { schema: { body: TriggerBody } }, async (request, reply) => {
+    const { transactionId } = await trigger(ctx.db, request.tenant, request.body);
+    return reply.code(201).send({ acknowledged: true, status: 'processed', transactionId });
+  });
+}

@@ -1,3 +1,138 @@
+import { Type } from '@sinclair/typebox';
+import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { App, AppContext } from '../app.ts';
+import type { Dialect } from '../db/index.ts';
+import type { Database } from '../db/schema.ts';
+import { badRequest } from '../errors.ts';
+import { StringList, SubscriberIdParam } from '../schemas.ts';
+import { feedIdentifiers, findSubscriber, loadEmbeds } from './messages.ts';
 
-export function feedRoutes(_app: App, _ctx: AppContext) {}
+// The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
+// messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
+// subscriber's internal id already confines them to the key's environment.
+
+const FeedQuery = Type.Object({
+  page: Type.Integer({ minimum: 0, maximum: 100_000, default: 0 }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  read: Type.Optional(Type.Boolean()),
+  seen: Type.Optional(Type.Boolean()),
+  payload: Type.Optional(Type.String({ maxLength: 8192 })),
+  feedIdentifier: Type.Optional(StringList()),
+});
+
+const UnseenQuery = Type.Object({
+  seen: Type.Boolean({ default: false }),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+});
+
+type MessageQuery = SelectQueryBuilder<Database, 'messages', object>;
+
+/** Decodes the feed's `payload` filter: base64 (standard or URL-safe) of a JSON object; 400 otherwise. */
+export function decodePayloadFilter(value: string): Record<string, unknown> {
+  const compact = value.trim();
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(compact) || compact.length % 4 === 1) {
+    throw badRequest('payload must be base64-encoded JSON');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(compact, 'base64').toString('utf8'));
+  } catch {
+    throw badRequest('payload must be base64-encoded JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw badRequest('payload must be base64-encoded JSON of an object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * `message.payload` contains `filter` (partial deep equality: every leaf of the filter equals the
+ * value at its path; arrays compare whole). SQLite: one json_extract / json_type test per leaf.
+ * PostgreSQL: jsonb containment (there an array matches when it contains the filter's elements).
+ */
+export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>): Expression<SqlBool> {
+  if (dialect === 'postgres') return sql<SqlBool>`${sql.ref('payload')}::jsonb @> ${JSON.stringify(filter)}::jsonb`;
+  const tests: ReturnType<typeof sql<SqlBool>>[] = [];
+  const walk = (object: Record<string, unknown>, prefix: string) => {
+    for (const [key, value] of Object.entries(object)) {
+      if (key.includes('"')) throw badRequest('payload filter keys must not contain double quotes');
+      const path = `${prefix}."${key}"`;
+      const extract = sql`json_extract(${sql.ref('payload')}, ${path})`;
+      const type = sql`json_type(${sql.ref('payload')}, ${path})`;
+      if (isPlainObject(value)) {
+        if (Object.keys(value).length === 0) tests.push(sql<SqlBool>`${type} = 'object'`);
+        else walk(value, path);
+      } else if (Array.isArray(value)) {
+        tests.push(sql<SqlBool>`(${type} = 'array' and ${extract} = json(${JSON.stringify(value)}))`);
+      } else if (value === null) {
+        tests.push(sql<SqlBool>`${type} = 'null'`);
+      } else if (typeof value === 'boolean') {
+        tests.push(sql<SqlBool>`${type} = ${value ? 'true' : 'false'}`);
+      } else {
+        // A string only equals a JSON string, a number only a JSON number (SQLite never equates text and numbers here).
+        tests.push(sql<SqlBool>`${extract} = ${value as string | number}`);
+      }
+    }
+  };
+  walk(filter, '$');
+  if (tests.length === 0) return sql<SqlBool>`1 = 1`;
+  return sql<SqlBool>`(${sql.join(tests, sql` and `)})`;
+}
+
+export function feedRoutes(app: App, ctx: AppContext) {
+  const db = ctx.db;
+  const k = db.kysely;
+
+  // 10. The in-app feed: newest first, paged from 0; `totalCount` is the real number of matches.
+  app.get('/v1/subscribers/:subscriberId/notifications/feed', { schema: { params: SubscriberIdParam, querystring: FeedQuery } }, async (request) => {
+    const q = request.query;
+    const filter = q.payload !== undefined ? decodePayloadFilter(q.payload) : undefined;
+    const feeds = feedIdentifiers(q.feedIdentifier);
+    const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
+
+    let where = k.selectFrom('messages').where('subscriber_id', '=', subscriber.id).where('channel', '=', 'in_app') as MessageQuery;
+    if (q.read !== undefined) where = where.where('read', '=', q.read ? 1 : 0);
+    if (q.seen !== undefined) where = where.where('seen', '=', q.seen ? 1 : 0);
+    if (feeds) where = feeds.length ? where.where('feed_identifier', 'in', feeds) : where.where(sql<SqlBool>`1 = 0`);
+    if (filter) where = where.where(payloadMatches(db.dialect, filter));
+
+    const offset = q.page * q.limit;
+    const rows = await where
+      .selectAll('messages')
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(q.limit)
+      .offset(offset)
+      .execute();
+    // A short page ends the list, so it tells the total by itself; otherwise count.
+    let totalCount: number;
+    if (rows.length < q.limit && (rows.length > 0 || offset === 0)) {
+      totalCount = offset + rows.length;
+    } else {
+      const counted = await where.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
+      totalCount = Number(counted.count);
+    }
+    const data = await loadEmbeds(db, rows, subscriber);
+    return { data, totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
+  });
+
+  // 13. The unseen (or, with seen=true, seen) count, capped at `limit` by a bounded subquery.
+  app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
+    const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
+    const capped = k
+      .selectFrom('messages')
+      .select(sql<number>`1`.as('one'))
+      .where('subscriber_id', '=', subscriber.id)
+      .where('channel', '=', 'in_app')
+      .where('seen', '=', request.query.seen ? 1 : 0)
+      .limit(request.query.limit)
+      .as('capped');
+    const row = await k
+      .selectFrom(capped)
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.count) };
+  });
+}

@@ -1,0 +1,107 @@
+import { newId } from '../ids.ts';
+import { parseJson, toJson } from '../json.ts';
+import { renderText, renderUrl, type RenderContext } from '../render.ts';
+import type { StoredStep, SubscriberRow } from '../views.ts';
+import type { InAppControls } from './controls.ts';
+import { feedIdFor } from './feeds.ts';
+import { executionDetail, finishJob } from './jobs.ts';
+import { inTransaction, type JobOutcome, type JobRow, type RunContext, type Store } from './types.ts';
+
+/** What `{{subscriber.x}}` placeholders can read. */
+export function subscriberVariables(row: SubscriberRow): Record<string, unknown> {
+  return {
+    subscriberId: row.subscriber_id,
+    firstName: row.first_name ?? undefined,
+    lastName: row.last_name ?? undefined,
+    email: row.email ?? undefined,
+    phone: row.phone ?? undefined,
+    avatar: row.avatar ?? undefined,
+    locale: row.locale ?? undefined,
+    timezone: row.timezone ?? undefined,
+    data: parseJson<Record<string, unknown> | undefined>(row.data, undefined),
+  };
+}
+
+type Action = NonNullable<InAppControls['primaryAction']>;
+
+function button(type: 'primary' | 'secondary', action: Action, ctx: RenderContext) {
+  const url = renderUrl(action.redirect?.url, ctx);
+  return {
+    type,
+    content: renderText(action.label, ctx),
+    ...(action.resultContent !== undefined ? { resultContent: renderText(action.resultContent, ctx) } : {}),
+    // Not in the spec's button shape: where the button leads, when the step gives a redirect.
+    ...(url ? { url } : {}),
+  };
+}
+
+/** The message's `cta`: a redirect (its url dropped when unsafe once rendered) and the action buttons. */
+export function buildCta(cv: InAppControls, ctx: RenderContext) {
+  const url = renderUrl(cv.redirect?.url, ctx);
+  const buttons = [
+    ...(cv.primaryAction ? [button('primary', cv.primaryAction, ctx)] : []),
+    ...(cv.secondaryAction ? [button('secondary', cv.secondaryAction, ctx)] : []),
+  ];
+  return {
+    type: 'redirect',
+    data: url ? { url } : {},
+    ...(buttons.length > 0 ? { action: { status: 'pending', buttons } } : {}),
+  };
+}
+
+/** Runs an `in_app` step: writes the Message and completes the job, in one transaction. */
+export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
+  const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} });
+  const cv = step.controlValues as InAppControls;
+  const payload = parseJson<Record<string, unknown>>(job.payload, {});
+  const render: RenderContext = { payload, subscriber: subscriberVariables(ctx.subscriber) };
+  const now = ctx.now;
+  const iso = now.toISOString();
+
+  await inTransaction(store, async (trx) => {
+    const feedId = cv.feedIdentifier ? await feedIdFor(trx, job.environment_id, cv.feedIdentifier, now) : null;
+    await trx.kysely
+      .insertInto('messages')
+      .values({
+        id: newId(now.getTime()),
+        environment_id: job.environment_id,
+        organization_id: job.organization_id,
+        subscriber_id: job.subscriber_id,
+        notification_id: job.notification_id,
+        template_id: job.template_id,
+        message_template_id: step._id,
+        template_identifier: ctx.workflow?.workflow_id ?? null,
+        transaction_id: job.transaction_id,
+        channel: 'in_app',
+        subject: cv.subject ? renderText(cv.subject, render) : null,
+        // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
+        content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
+        avatar: renderUrl(cv.avatar, render) ?? null,
+        cta: toJson(buildCta(cv, render)),
+        feed_id: feedId,
+        feed_identifier: cv.feedIdentifier ?? null,
+        read: 0,
+        seen: 0,
+        last_read_date: null,
+        last_seen_date: null,
+        status: 'sent',
+        error_id: null,
+        error_text: null,
+        payload: job.payload,
+        overrides: job.overrides,
+        context_keys: '[]',
+        provider_id: null,
+        email: null,
+        phone: null,
+        device_tokens: null,
+        direct_webhook_url: null,
+        title: null,
+        delivered_at: iso,
+        created_at: iso,
+        updated_at: iso,
+      })
+      .execute();
+    await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
+  });
+  return 'completed';
+}

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import type { Tenant } from '../auth.ts';
+import type { JobTable, NotificationTable } from '../db/schema.ts';
+import { unprocessable } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { bool, parseJson, toJson } from '../json.ts';
+import { CHANNELS } from '../schemas.ts';
+import type { StoredStep, SubscriberRow, WorkflowRow } from '../views.ts';
+import { advance } from './run.ts';
+import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
+import { inTransaction, type JobOutcome, type JobRow, type Store } from './types.ts';
+
+export interface TriggerInput {
+  /** The workflow's `workflowId` (its trigger identifier). */
+  name: string;
+  to: string | RecipientInput | (string | RecipientInput)[];
+  payload?: Record<string, unknown>;
+  overrides?: Record<string, unknown>;
+  transactionId?: string;
+  /** Accepted for Novu compatibility; not used by the steps yet. */
+  actor?: unknown;
+}
+
+export interface TriggerOptions {
+  /** The clock of the run (the seed triggers in the past); defaults to now. */
+  now?: Date;
+}
+
+export interface TriggerResult {
+  transactionId: string;
+  runs: { notificationId: string; subscriberId: string; outcome: JobOutcome }[];
+}
+
+const INSERT_CHUNK = 200;
+
+/**
+ * Triggers a workflow: for each recipient (created or updated as `to` says) one Notification and one
+ * Job per workflow step, written in one transaction; then each run goes as far as it can now
+ * (in-app steps write their messages; the first step that has to wait stops it, see `advance`).
+ * An unknown or inactive workflow is a 422.
+ */
+export async function trigger(store: Store, tenant: Tenant, input: TriggerInput, options: TriggerOptions = {}): Promise<TriggerResult> {
+  const now = options.now ?? new Date();
+  const workflow = await store.kysely
+    .selectFrom('workflows')
+    .selectAll()
+    .where('environment_id', '=', tenant.environmentId)
+    .where('workflow_id', '=', input.name)
+    .executeTakeFirst();
+  if (!workflow) {
+    throw unprocessable(`workflow '${input.name}' not found`, {
+      name: { messages: ['must be the workflowId of an existing workflow'], value: input.name },
+    });
+  }
+  if (!bool(workflow.active)) {
+    throw unprocessable(`workflow '${input.name}' is not active`, { name: { messages: ['workflow is not active'], value: input.name } });
+  }
+  const transactionId = input.transactionId ?? randomUUID();
+  const recipients = normalizeRecipients(input.to);
+
+  const planned = await inTransaction(store, async (trx) => {
+    const subscribers = await resolveRecipients(trx, tenant, recipients, now);
+    const runs = subscribers.map((subscriber, i) =>
+      planRun(tenant, workflow, subscriber, recipients[i]!, input, transactionId, now),
+    );
+    await insertChunked(trx, 'notifications', runs.map((r) => r.notification));
+    await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs));
+    return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
+  });
+
+  const runs: TriggerResult['runs'] = [];
+  for (const run of planned) {
+    const outcome = await advance(store, run.notification.id, {
+      now,
+      jobs: run.jobs as JobRow[],
+      workflow,
+      subscriber: run.subscriber,
+    });
+    runs.push({ notificationId: run.notification.id, subscriberId: run.subscriber.subscriber_id, outcome });
+  }
+  return { transactionId, runs };
+}
+
+/** The rows of one run: its Notification and one pending Job per step, in step order. */
+export function planRun(
+  tenant: Tenant,
+  workflow: WorkflowRow,
+  subscriber: SubscriberRow,
+  recipient: RecipientInput,
+  input: TriggerInput,
+  transactionId: string,
+  now: Date,
+) {
+  const iso = now.toISOString();
+  const steps = parseJson<StoredStep[]>(workflow.steps, []);
+  const payload = toJson(input.payload ?? {});
+  const overrides = toJson(input.overrides ?? {});
+  const notificationId = newId(now.getTime());
+  const notification = {
+    id: notificationId,
+    environment_id: tenant.environmentId,
+    organization_id: tenant.organizationId,
+    subscriber_id: subscriber.id,
+    template_id: workflow.id,
+    transaction_id: transactionId,
+    digested_notification_id: null,
+    channels: toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]),
+    payload,
+    controls: '{}',
+    to: toJson(recipient),
+    tags: workflow.tags,
+    topics: '[]',
+    severity: null,
+    critical: workflow.critical,
+    context_keys: '[]',
+    created_at: iso,
+    updated_at: iso,
+  } satisfies Insertable<NotificationTable>;
+  const jobs = steps.map(
+    (step, index) =>
+      ({
+        id: newId(now.getTime()),
+        notification_id: notificationId,
+        environment_id: tenant.environmentId,
+        organization_id: tenant.organizationId,
+        subscriber_id: subscriber.id,
+        template_id: workflow.id,
+        transaction_id: transactionId,
+        step_index: index,
+        // The stored workflow step ({_id, name, type, controlValues}); views turn it into the spec's Job.step.
+        step: toJson(step),
+        type: step.type,
+        status: 'pending',
+        payload,
+        overrides,
+        digest:
+          step.type === 'digest'
+            ? toJson({
+                digestKey: step.controlValues.digestKey,
+                amount: step.controlValues.amount,
+                unit: step.controlValues.unit,
+                type: 'regular',
+                events: [],
+                backoff: false,
+                updateMode: false,
+              })
+            : null,
+        execution_details: '[]',
+        provider_id: null,
+        run_at: null,
+        locked_by: null,
+        locked_until: null,
+        created_at: iso,
+        updated_at: iso,
+      }) satisfies Insertable<JobTable>,
+  );
+  return { notification, jobs };
+}
+
+async function insertChunked<T extends 'notifications' | 'jobs'>(
+  store: Store,
+  table: T,
+  rows: (T extends 'jobs' ? Insertable<JobTable> : Insertable<NotificationTable>)[],
+) {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await store.kysely
+      .insertInto(table)
+      .values(rows.slice(i, i + INSERT_CHUNK) as never)
+      .execute();
+  }
+}

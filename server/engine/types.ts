@@ -1,0 +1,53 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../db/index.ts';
+import type { Database, JobTable, NotificationTable } from '../db/schema.ts';
+import type { SubscriberRow, WorkflowRow } from '../views.ts';
+
+/** What the engine needs of the database: the Kysely instance (or a transaction of it) and its dialect. */
+export interface Store {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+}
+
+/** Runs `fn` in a transaction, or inside the caller's when `store` already is one. */
+export async function inTransaction<T>(store: Store, fn: (trx: Store) => Promise<T>): Promise<T> {
+  if (store.kysely.isTransaction) return fn(store);
+  return store.kysely.transaction().execute((trx) => fn({ kysely: trx, dialect: store.dialect }));
+}
+
+export const STEP_TYPES = ['in_app', 'email', 'sms', 'chat', 'push', 'delay', 'digest'] as const;
+export type StepType = (typeof STEP_TYPES)[number];
+
+export type JobRow = Selectable<JobTable>;
+export type NotificationRow = Selectable<NotificationTable>;
+
+/**
+ * What running a job came to. `completed`: the run goes on with the next step. `waiting`: the job
+ * stays as it is (pending, delayed...) and the run stops here until something resumes it
+ * (`advance` again). `failed`: the job failed and the run stops.
+ */
+export type JobOutcome = 'completed' | 'waiting' | 'failed';
+
+/** What a step handler may read besides the job itself. */
+export interface RunContext {
+  workflow: WorkflowRow | undefined;
+  subscriber: SubscriberRow;
+  /** The clock of this run: timestamps of everything it writes (the seed runs in the past). */
+  now: Date;
+}
+
+/** Runs one job of a given step type; it updates the job row itself. */
+export type StepHandler = (store: Store, job: JobRow, ctx: RunContext) => Promise<JobOutcome>;
+
+/** An execution detail, as the spec's Job.executionDetails holds them. */
+export interface ExecutionDetail {
+  _id: string;
+  createdAt: string;
+  status: string;
+  detail: string;
+  isRetry: boolean;
+  isTest: boolean;
+  providerId: string;
+  raw: string;
+  source: string;
+}

@@ -1,0 +1,75 @@
+// Rendering of workflow step templates. Text only: placeholders are replaced by plain values and
+// nothing is interpreted as HTML (the components render message content as text). URLs are allowed
+// only for http(s) and relative paths, both when a workflow is saved and after rendering.
+
+/** `{{payload.a.b}}`, `{{subscriber.firstName}}`; whitespace inside the braces is allowed. */
+const PLACEHOLDER = /\{\{\s*([A-Za-z_$][\w$]*(?:\.[\w$-]+)*)\s*\}\}/g;
+
+export interface RenderContext {
+  payload: Record<string, unknown>;
+  subscriber: Record<string, unknown>;
+}
+
+/** The value at a dotted path, reading own properties only (no prototype walks). */
+function lookup(root: Record<string, unknown>, path: string): unknown {
+  let value: unknown = root;
+  for (const segment of path.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value;
+}
+
+function toText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value);
+}
+
+/** Replaces every placeholder; a missing value renders as the empty string. */
+export function renderText(template: string, ctx: RenderContext): string {
+  if (!template.includes('{{')) return template;
+  return template.replace(PLACEHOLDER, (_m, path: string) => toText(lookup(ctx as unknown as Record<string, unknown>, path)));
+}
+
+/** The payload variables a template uses (`payload.x.y` -> `x.y`). */
+export function payloadVariables(template: string): string[] {
+  const names: string[] = [];
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    if (m[1]!.startsWith('payload.')) names.push(m[1]!.slice('payload.'.length));
+  }
+  return names;
+}
+
+// Control characters, and backslashes (browsers read `/\host` as `//host`), are never part of a safe URL.
+const UNSAFE_CHARS = /[\u0000-\u001f\u007f\\]/;
+
+/** True for an absolute http(s) URL or a same-origin relative path (`/path`, not `//host`). */
+export function isSafeUrl(url: string): boolean {
+  if (url.length === 0 || url.length > 2048 || UNSAFE_CHARS.test(url)) return false;
+  if (url.startsWith('/')) return !url.startsWith('//');
+  if (!/^https?:\/\//i.test(url)) return false;
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * For a URL template saved in a workflow: a template that starts with a placeholder is checked
+ * only once rendered; any other must be a safe URL with its placeholders filled in.
+ */
+export function isSafeUrlTemplate(template: string): boolean {
+  if (/^\{\{/.test(template.trim())) return true;
+  return isSafeUrl(template.replace(PLACEHOLDER, 'x'));
+}
+
+/** Renders a URL template; undefined when the result is empty or not a safe URL (it is dropped). */
+export function renderUrl(template: string | undefined, ctx: RenderContext): string | undefined {
+  if (typeof template !== 'string') return undefined;
+  const url = renderText(template, ctx).trim();
+  return isSafeUrl(url) ? url : undefined;
+}
