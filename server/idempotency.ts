@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './app.ts';
 import type { Db } from './db/index.ts';
 import { HttpError } from './errors.ts';
+import { isSealed, secretsFor } from './secrets.ts';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 /** A request that has held its key this long without answering is taken as abandoned. */
@@ -71,7 +72,9 @@ export function idempotency(app: App, db: Db) {
       if (row.state === 'in_flight') {
         throw new HttpError(409, 'A request with this idempotency-key is still being processed', undefined, { 'Retry-After': '1' });
       }
-      return replay(reply, row.status_code ?? 200, row.body);
+      // Stored bodies are sealed: a response may carry secrets (an integration's credentials).
+      const body = isSealed(row.body) ? (await secretsFor(db)).open(row.body, storedBodyContext(organizationId, key)) : row.body;
+      return replay(reply, row.status_code ?? 200, body);
     }
     throw new HttpError(409, 'A request with this idempotency-key is still being processed', undefined, { 'Retry-After': '1' });
   });
@@ -88,7 +91,8 @@ export function idempotency(app: App, db: Db) {
       // Not the caller's fault: let a retry with the same key run again.
       await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
     } else {
-      const body = typeof payload === 'string' ? payload : payload == null ? null : String(payload);
+      const text = typeof payload === 'string' ? payload : payload == null ? null : String(payload);
+      const body = text === null ? null : (await secretsFor(db)).seal(text, storedBodyContext(held.organizationId, held.key));
       await where.set({ state: 'done', status_code: reply.statusCode, body }).execute();
     }
     return payload;
@@ -101,6 +105,8 @@ export function idempotency(app: App, db: Db) {
     await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
   });
 }
+
+const storedBodyContext = (organizationId: string, key: string) => `idempotency:${organizationId}:${key}`;
 
 function requestHash(request: FastifyRequest): string {
   return createHash('sha256')

@@ -167,3 +167,31 @@ export function messageView(row: MessageRow, subscriber: SubscriberView | undefi
     contextKeys: parseJson<string[]>(row.context_keys, []),
   };
 }
+
+// --- Integrations ------------------------------------------------------------------------------
+
+export type IntegrationRow = Selectable<import('./db/schema.ts').IntegrationTable>;
+
+/**
+ * The spec's Integration. `credentials` and `configurations` are stored sealed (server/secrets.ts);
+ * the route opens them and passes the plain values in.
+ */
+export function integrationView(row: IntegrationRow, credentials: Record<string, unknown>, configurations: Record<string, unknown>) {
+  return {
+    _id: row.id,
+    _environmentId: row.environment_id,
+    _organizationId: row.organization_id,
+    name: row.name,
+    identifier: row.identifier,
+    providerId: row.provider_id,
+    channel: row.channel,
+    credentials,
+    configurations,
+    active: bool(row.active),
+    deleted: false,
+    primary: bool(row.primary),
+    conditions: parseJson<unknown[]>(row.conditions, []),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

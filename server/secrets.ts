@@ -1,0 +1,128 @@
+import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
+import type { Db } from './db/index.ts';
+
+// Secrets at rest (integration credentials, configurations.inboundWebhookSigningKey): AES-256-GCM
+// with a 12-byte random IV per value and the row's identity as additional authenticated data, so a
+// sealed value copied into another row or column does not open.
+//
+// The key: NOTIF_ENCRYPTION_KEY (any string; 32 bytes derived with scrypt and a per-database salt
+// kept in `settings.encryption_salt`), or else a random key generated once and kept in
+// `settings.encryption_key`, so that a restarted server still opens what it sealed. The fallback
+// only keeps secrets out of casual reads of the data (backups, dumps, SQL consoles, the idempotency
+// store); a deployment that wants them safe from whoever holds the database sets the variable.
+//
+// Nothing here logs, and error messages never carry a value.
+
+const PREFIX = 'enc:v1:';
+const SETTING_KEY = 'encryption_key';
+const SETTING_SALT = 'encryption_salt';
+
+export class Secrets {
+  constructor(private readonly key: Buffer) {}
+
+  /** Seals `plaintext`; `context` (for example `integration:<id>:credentials`) must be given again to open it. */
+  seal(plaintext: string, context: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    const tag = cipher.getAuthTag();
+    return `${PREFIX}${iv.toString('base64url')}.${tag.toString('base64url')}.${ciphertext.toString('base64url')}`;
+  }
+
+  /** Opens a value made by `seal` with the same context; throws (without the value) when it does not open. */
+  open(sealed: string, context: string): string {
+    if (!isSealed(sealed)) throw new Error('not a sealed value');
+    const [iv, tag, ciphertext] = sealed.slice(PREFIX.length).split('.');
+    if (iv === undefined || tag === undefined || ciphertext === undefined) throw new Error('malformed sealed value');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new Error(`a sealed value (${context}) does not open with this server's encryption key; was NOTIF_ENCRYPTION_KEY changed?`);
+    }
+  }
+
+  sealJson(value: unknown, context: string): string {
+    return this.seal(JSON.stringify(value ?? null), context);
+  }
+
+  openJson<T>(sealed: string, context: string): T {
+    return JSON.parse(this.open(sealed, context)) as T;
+  }
+}
+
+export const isSealed = (value: unknown): value is string => typeof value === 'string' && value.startsWith(PREFIX);
+
+const loaded = new WeakMap<Db, Promise<Secrets>>();
+
+/** The Secrets of this database, loading (or creating) its key on first use. */
+export function secretsFor(db: Db): Promise<Secrets> {
+  let secrets = loaded.get(db);
+  if (!secrets) {
+    secrets = loadKey(db).then((key) => new Secrets(key));
+    // A failed load (database down) is retried on the next call rather than remembered.
+    secrets.catch(() => loaded.delete(db));
+    loaded.set(db, secrets);
+  }
+  return secrets;
+}
+
+async function loadKey(db: Db): Promise<Buffer> {
+  const fromEnv = process.env.NOTIF_ENCRYPTION_KEY;
+  if (fromEnv) {
+    const salt = await setting(db, SETTING_SALT, () => randomBytes(16).toString('base64'));
+    return scryptSync(fromEnv, Buffer.from(salt, 'base64'), 32);
+  }
+  const stored = await setting(db, SETTING_KEY, () => randomBytes(32).toString('base64'));
+  const key = Buffer.from(stored, 'base64');
+  if (key.length !== 32) throw new Error(`settings.${SETTING_KEY} is not a 32-byte base64 key`);
+  return key;
+}
+
+/** Reads a setting, creating it with `make()` when missing; concurrent first users agree on one value. */
+async function setting(db: Db, name: string, make: () => string): Promise<string> {
+  await db.kysely
+    .insertInto('settings')
+    .values({ name, value: make() })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const row = await db.kysely.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+  return row.value;
+}
+
+// --- Integration columns -----------------------------------------------------------------------
+
+const credentialsContext = (integrationId: string) => `integration:${integrationId}:credentials`;
+const signingKeyContext = (integrationId: string) => `integration:${integrationId}:inboundWebhookSigningKey`;
+
+/** The `credentials` and `configurations` columns of an integration, sealed as server/db/schema.ts says. */
+export function sealIntegration(
+  secrets: Secrets,
+  integrationId: string,
+  credentials: Record<string, unknown>,
+  configurations: Record<string, unknown>,
+): { credentials: string; configurations: string } {
+  const config = { ...configurations };
+  if (typeof config.inboundWebhookSigningKey === 'string') {
+    config.inboundWebhookSigningKey = secrets.seal(config.inboundWebhookSigningKey, signingKeyContext(integrationId));
+  }
+  return { credentials: secrets.sealJson(credentials, credentialsContext(integrationId)), configurations: JSON.stringify(config) };
+}
+
+/** The plain `credentials` and `configurations` of an integration row (unsealed values pass as they are). */
+export function openIntegration(
+  secrets: Secrets,
+  row: { id: string; credentials: string; configurations: string },
+): { credentials: Record<string, unknown>; configurations: Record<string, unknown> } {
+  const credentials = isSealed(row.credentials)
+    ? secrets.openJson<Record<string, unknown>>(row.credentials, credentialsContext(row.id))
+    : (JSON.parse(row.credentials || '{}') as Record<string, unknown>);
+  const configurations = JSON.parse(row.configurations || '{}') as Record<string, unknown>;
+  if (isSealed(configurations.inboundWebhookSigningKey)) {
+    configurations.inboundWebhookSigningKey = secrets.open(configurations.inboundWebhookSigningKey, signingKeyContext(row.id));
+  }
+  return { credentials: credentials ?? {}, configurations };
+}
