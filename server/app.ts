@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RawServerDefault } from 'fastify';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/index.ts';
@@ -48,6 +48,14 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const app = Fastify({
     logger: config.logger ?? false,
     bodyLimit: 1024 * 1024,
+    // Path parameters up to 255 characters (subscriberId) must reach their schema, which answers 422.
+    maxParamLength: 1024,
+    // Errors the router raises before any route (a malformed %-escape, a parameter past maxParamLength)
+    // get decisions.md's error body too.
+    frameworkErrors: (error, request, reply) => {
+      const status = error.statusCode ?? 400;
+      (reply as FastifyReply).code(status).send(errorBody(status, error.message, request.url));
+    },
     ajv: {
       customOptions: {
         allErrors: true,
