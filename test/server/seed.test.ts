@@ -1,0 +1,86 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../server/db/index.ts';
+import { DEMO_SUBSCRIBER_IDS, seedDemo } from '../../server/seed.ts';
+import { expectErrorBody, TestServer } from './helpers.ts';
+import { allMessages, unseenCount } from './fixtures.ts';
+
+describe('demo seed', () => {
+  let server: TestServer;
+  let key: string;
+  before(async () => {
+    server = await new TestServer().start([]);
+    const m = /development API key[^:]*: (\S+)/.exec(server.output());
+    assert.ok(m, `no key in the output:\n${server.output()}`);
+    key = m[1]!;
+  });
+  after(() => server.dispose());
+
+  it('prints a development key that works', async () => {
+    assert.match(key, /^nk_[0-9a-f]{48}$/);
+    assert.equal((await server.get('/v2/workflows', { key })).status, 200);
+  });
+
+  it('has three workflows: CTA buttons, a redirect, and one in the billing feed', async () => {
+    const { body } = await server.get('/v2/workflows', { key });
+    assert.equal(body.length, 3);
+    const steps = body.map((w: any) => w.steps[0].controlValues);
+    assert.ok(steps.some((cv: any) => cv.primaryAction?.label === 'Accept' && cv.secondaryAction?.label === 'Decline' && cv.primaryAction.resultContent));
+    assert.ok(steps.some((cv: any) => cv.redirect?.url && !cv.feedIdentifier));
+    assert.ok(steps.some((cv: any) => cv.feedIdentifier === 'billing'));
+  });
+
+  it('has five subscribers with about fifty messages over two weeks, some read, some seen', async () => {
+    assert.equal(DEMO_SUBSCRIBER_IDS.length, 5);
+    assert.equal(DEMO_SUBSCRIBER_IDS[0], 'ada');
+    const messages: any[] = [];
+    for (const id of DEMO_SUBSCRIBER_IDS) messages.push(...(await allMessages(server, id, {}, key)));
+    expectErrorBody(await server.get('/v1/subscribers/nobody/notifications/feed', { key }), 404);
+    assert.ok(messages.length >= 40 && messages.length <= 60, `${messages.length} messages`);
+    const subscribers = new Map(messages.map((m) => [m.subscriber.subscriberId, m.subscriber]));
+    assert.equal(subscribers.size, 5);
+    for (const s of subscribers.values()) {
+      assert.ok(s.firstName && s.lastName && s.email, JSON.stringify(s));
+      if (s.avatar !== undefined) assert.match(s.avatar, /^https:\/\//);
+    }
+    assert.ok([...subscribers.values()].some((s) => s.avatar === undefined), 'some subscribers have no avatar');
+    const read = messages.filter((m) => m.read).length;
+    const seen = messages.filter((m) => m.seen).length;
+    assert.ok(read > 0 && read < messages.length, `read ${read}`);
+    assert.ok(seen > read && seen < messages.length, `seen ${seen}`);
+    const now = Date.now();
+    const ages = messages.map((m) => now - Date.parse(m.createdAt));
+    assert.ok(ages.every((a) => a > 0 && a < 15 * 86_400_000));
+    assert.ok(Math.max(...ages) > 7 * 86_400_000, 'spread over two weeks');
+    assert.ok(messages.some((m) => m.cta.action?.buttons?.length === 2));
+    assert.ok(messages.some((m) => m._feedId));
+    assert.ok(messages.every((m) => m.content[0].content.length > 0 && !m.content[0].content.includes('{{')));
+  });
+
+  it('gives ada most messages, with some unseen and some unread', async () => {
+    const ada = await allMessages(server, 'ada', {}, key);
+    assert.ok(ada.length >= 20, `${ada.length}`);
+    assert.ok((await unseenCount(server, 'ada', {}, key)) > 0);
+    assert.ok(ada.some((m) => !m.read) && ada.some((m) => m.read));
+  });
+
+  it('seeds in under a second', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notif-seed-'));
+    const db = await openDatabase({ location: join(dir, 'seed.db') });
+    try {
+      const started = performance.now();
+      const result = await seedDemo(db);
+      const elapsed = performance.now() - started;
+      assert.ok(elapsed < 1000, `${elapsed} ms`);
+      assert.deepEqual(result.subscriberIds, [...DEMO_SUBSCRIBER_IDS]);
+      const count = await db.kysely.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      assert.equal(Number(count.n), 50);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
