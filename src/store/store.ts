@@ -77,8 +77,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   private channel?: BroadcastChannel;
   private feedSeq = 0;
   private feedCtrl?: AbortController;
+  private first?: Promise<void>; // the latest first-page request
   private countSeq = 0;
   private countCtrl?: AbortController;
+  private counting?: Promise<number | undefined>;
   private busy = 0; // mutations in flight: server reads answered meanwhile may predate them
   private dirtyCount = false;
   private dirtyFeed = false;
@@ -88,7 +90,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   constructor(config: InboxConfig) {
     super();
     this.config = Object.freeze({ ...config });
-    this.pageSize = Math.min(100, Math.max(1, Math.floor(config.pageSize ?? 20) || 20));
+    const size = Math.floor(config.pageSize ?? 20);
+    this.pageSize = Number.isFinite(size) ? Math.min(100, Math.max(1, size)) : 20;
     this.interval = Math.max(1000, config.pollInterval ?? 15_000);
     this.name = `notif-inbox:${hash(storeKey(config))}`;
     this.client = new NotifClient({
@@ -146,6 +149,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.countCtrl?.abort();
     this.feedSeq++;
     this.countSeq++;
+    this.first = this.counting = undefined;
     this.openFeeds = 0;
     if (this.state.loadingMore || this.state.status === 'loading') this.set({ loadingMore: false, status: 'idle' });
     this.onDispose?.();
@@ -268,28 +272,32 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     }
   }
 
-  /** Fetches the unseen count; undefined when the answer was superseded or ignored. */
-  private async fetchCount(): Promise<number | undefined> {
-    this.countCtrl?.abort();
+  /** The unseen count, one request at a time; undefined when the answer came too late to use. */
+  private fetchCount(refetch = true): Promise<number | undefined> {
+    return (this.counting ??= this.loadCount(refetch).finally(() => (this.counting = undefined)));
+  }
+
+  private async loadCount(refetch: boolean) {
     const ctrl = (this.countCtrl = new AbortController());
-    const seq = ++this.countSeq;
+    const seq = this.countSeq;
     const { count } = await this.client.unseenCount(this.config.subscriberId, {}, { signal: ctrl.signal });
     if (seq !== this.countSeq) return undefined;
     if (this.busy) {
       this.dirtyCount = true;
       return undefined;
     }
-    this.countChanged(count);
+    this.countChanged(count, refetch);
     return count;
   }
 
-  private countChanged(count: number) {
+  private countChanged(count: number, refetch = true) {
     if (this.state.status === 'offline') this.set({ status: 'idle' });
     if (count === this.state.unseenCount && this.counted) return;
+    // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
+    this.stale ||= this.counted;
     this.counted = true;
     this.set({ unseenCount: count });
-    this.stale = true;
-    if (this.openFeeds && this.state.loaded) void this.fetchFirst();
+    if (refetch && this.stale && this.openFeeds && this.state.loaded) void this.fetchFirst();
   }
 
   private feedQuery(page: number) {
@@ -303,8 +311,16 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return { seq: ++this.feedSeq, signal: ctrl.signal };
   }
 
-  /** Refetches the first page and merges it over what is loaded (older pages are kept). */
-  private async fetchFirst(): Promise<void> {
+  /** Refetches the first page; resolves when the latest such request is answered. */
+  private fetchFirst(): Promise<void> {
+    const p: Promise<void> = this.loadFirst().finally(() => {
+      if (this.first === p) this.first = undefined;
+    });
+    return (this.first = p);
+  }
+
+  /** Loads the first page and merges it over what is loaded (older pages are kept). */
+  private async loadFirst(): Promise<void> {
     const { seq, signal } = this.startFeed();
     if (!this.state.loaded) this.set({ status: 'loading', loadingMore: false });
     else if (this.state.loadingMore) this.set({ loadingMore: false });
@@ -312,12 +328,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     try {
       res = await this.client.feed(this.config.subscriberId, this.feedQuery(0), { signal });
     } catch (e) {
-      if (seq !== this.feedSeq || (e as Error)?.name === 'AbortError') return;
+      if (seq !== this.feedSeq) return this.first;
+      if ((e as Error)?.name === 'AbortError') return;
       const err = e as NotifApiError;
       this.set({ status: err.status === 0 ? 'offline' : this.state.loaded ? this.state.status : 'error' });
       return this.fail(err, 'fetch');
     }
-    if (seq !== this.feedSeq) return;
+    if (seq !== this.feedSeq) return this.first;
     if (this.busy) {
       this.dirtyFeed = true;
       return;
@@ -355,7 +372,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.halted = false;
     this.failures = 0;
     await Promise.all([
-      this.fetchCount().then(
+      this.fetchCount(false).then(
         (count) => {
           if (count !== undefined) this.post({ t: 'count', count });
           this.schedule();
@@ -369,6 +386,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   async loadMore(): Promise<void> {
+    if (this.first) await this.first;
     const s = this.state;
     if (!s.loaded) return this.fetchFirst();
     if (!s.hasMore || s.loadingMore) return;

@@ -1,0 +1,452 @@
+import { expect } from '@open-wc/testing';
+import sinon from 'sinon';
+import type { NotifApiError } from '../../src/api/client.ts';
+import { InboxStore, getInboxStore } from '../../src/store/index.ts';
+import type { InboxConfig, InboxErrorDetail } from '../../src/store/types.ts';
+import { api, createWorkflow, injectFault, testServer, trigger, triggerMany, uniqueSubscriber, until } from '../components/server.ts';
+
+// The store against the real service. Fake timers drive the clock only (setTimeout, Date); every
+// request is real HTTP. Each test uses its own subscriber.
+
+type Clock = ReturnType<typeof sinon.useFakeTimers>;
+
+/**
+ * A fetch that passes through to the server and records `METHOD /path` of every call once answered
+ * (so a test that waits for a count knows the store has seen the answer and scheduled its next poll).
+ */
+function countingFetch() {
+  const calls: string[] = [];
+  const counting: typeof fetch = async (input, init) => {
+    const call = `${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`;
+    try {
+      return await fetch(input, init);
+    } finally {
+      calls.push(call);
+    }
+  };
+  return { calls, fetch: counting, count: (part: string) => calls.filter((c) => c.includes(part)).length };
+}
+
+function setVisibility(state: 'visible' | 'hidden') {
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
+  document.dispatchEvent(new Event('visibilitychange'));
+}
+
+describe('InboxStore', () => {
+  let workflowId: string;
+  let clock: Clock | undefined;
+  const stores: InboxStore[] = [];
+
+  before(async () => {
+    workflowId = await createWorkflow();
+  });
+
+  beforeEach(() => {
+    // Pages of a concurrent run may sit in background tabs: fix what the store sees.
+    setVisibility('visible');
+  });
+
+  afterEach(() => {
+    for (const s of stores.splice(0)) while (s.connected) s.disconnect();
+    clock?.restore();
+    clock = undefined;
+    delete (document as { visibilityState?: unknown }).visibilityState;
+  });
+
+  async function config(extra: Partial<InboxConfig> = {}): Promise<InboxConfig> {
+    const { baseUrl, apiKey } = await testServer();
+    return { baseUrl, apiKey, subscriberId: extra.subscriberId ?? (await uniqueSubscriber()), ...extra };
+  }
+
+  function track(store: InboxStore) {
+    stores.push(store);
+    return store;
+  }
+
+  function fakeClock() {
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+    return clock;
+  }
+
+  it('loads the first page newest first with the unseen count', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 3);
+    const store = track(new InboxStore(c));
+    const states: string[] = [];
+    store.subscribe((s) => states.push(s.status));
+    store.connect();
+    store.feedOpened();
+    expect(store.state.status).to.equal('loading');
+    await until(() => store.state.loaded && store.state.unseenCount === 3, 'first page');
+    expect(store.state.messages.map((m) => m.subject)).to.deep.equal(['Message 2', 'Message 1', 'Message 0']);
+    expect(store.state.status).to.equal('idle');
+    expect(store.state.hasMore).to.equal(false);
+    expect(states).to.include('loading');
+  });
+
+  it('picks up a message triggered on the server within one poll interval', async () => {
+    const c = await config();
+    const clk = fakeClock();
+    const store = track(new InboxStore({ ...c, pollInterval: 15_000 }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded, 'first page');
+    await trigger(workflowId, c.subscriberId, { title: 'Fresh', body: 'news' });
+    await clk.tickAsync(1000);
+    expect(store.state.messages).to.have.length(0);
+    await clk.tickAsync(14_000);
+    await until(() => store.state.messages.length === 1 && store.state.unseenCount === 1, 'the new message');
+    expect(store.state.messages[0]!.subject).to.equal('Fresh');
+  });
+
+  it('refetches the first page only when the count changed', async () => {
+    const c = await config();
+    const clk = fakeClock();
+    const net = countingFetch();
+    const store = track(new InboxStore({ ...c, fetch: net.fetch }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded && net.count('/unseen') >= 1, 'first load');
+    const feedsBefore = net.count('/feed');
+    await clk.tickAsync(15_000);
+    await until(() => net.count('/unseen') >= 2, 'second poll');
+    await clk.tickAsync(100);
+    expect(net.count('/feed')).to.equal(feedsBefore);
+
+    await trigger(workflowId, c.subscriberId);
+    await clk.tickAsync(15_000);
+    await until(() => store.state.messages.length === 1, 'refetched first page');
+    expect(net.count('/feed')).to.equal(feedsBefore + 1);
+  });
+
+  it('makes no request while the page is hidden, and refreshes at once when visible again', async () => {
+    const c = await config();
+    const clk = fakeClock();
+    const net = countingFetch();
+    const store = track(new InboxStore({ ...c, fetch: net.fetch }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded && net.count('/unseen') >= 1, 'first load');
+    setVisibility('hidden');
+    const before = net.calls.length;
+    await clk.tickAsync(10 * 60_000);
+    expect(net.calls.length).to.equal(before);
+
+    await trigger(workflowId, c.subscriberId);
+    setVisibility('visible');
+    await until(() => store.state.messages.length === 1 && store.state.unseenCount === 1, 'refresh on visible');
+  });
+
+  it('pages to the last message with no duplicates, also when messages arrive meanwhile', async function () {
+    this.timeout(30_000);
+    const c = await config({ pageSize: 20 });
+    await triggerMany(workflowId, c.subscriberId, 45);
+    const store = track(new InboxStore(c));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded, 'first page');
+    expect(store.state.messages).to.have.length(20);
+    await store.loadMore();
+    expect(store.state.messages).to.have.length(40);
+    // A new message moves every server page by one.
+    await trigger(workflowId, c.subscriberId, { title: 'Newest', body: 'n' });
+    await store.refresh();
+    expect(store.state.messages[0]!.subject).to.equal('Newest');
+    let guard = 0;
+    while (store.state.hasMore && guard++ < 10) await store.loadMore();
+    const ids = store.state.messages.map((m) => m._id);
+    expect(new Set(ids).size).to.equal(ids.length);
+    const all = await (await api()).feed(c.subscriberId, { limit: 100 });
+    expect(ids).to.deep.equal(all.data.map((m) => m._id));
+    expect(ids).to.have.length(46);
+  });
+
+  it('clamps the page size to 1..100', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 2);
+    const store = track(new InboxStore({ ...c, pageSize: 0.5 }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded, 'first page');
+    expect(store.state.messages).to.have.length(1);
+    expect(store.state.hasMore).to.equal(true);
+    const big = track(new InboxStore({ ...c, pageSize: 1000 }));
+    big.connect();
+    await big.refresh();
+    expect(big.state.messages).to.have.length(2);
+  });
+
+  it('the unread tab shows read=false messages', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 3);
+    const client = await api();
+    const first = (await client.feed(c.subscriberId)).data[0]!;
+    await client.markAs(c.subscriberId, { messageId: first._id, markAs: 'read' });
+    const store = track(new InboxStore(c));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded, 'first page');
+    expect(store.state.messages).to.have.length(3);
+    store.setTab('unread');
+    expect(store.state.loaded).to.equal(false);
+    await until(() => store.state.loaded, 'unread page');
+    expect(store.state.tab).to.equal('unread');
+    expect(store.state.messages.map((m) => m._id)).not.to.include(first._id);
+    expect(store.state.messages).to.have.length(2);
+  });
+
+  it('markAllRead applies at once and persists on the server', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 3);
+    const store = track(new InboxStore(c));
+    store.connect();
+    await store.refresh();
+    expect(store.state.unseenCount).to.equal(3);
+    const done = store.markAllRead();
+    expect(store.state.unseenCount).to.equal(0);
+    expect(store.state.messages.every((m) => m.read && m.seen)).to.equal(true);
+    await done;
+    const client = await api();
+    expect(await client.unseenCount(c.subscriberId)).to.deep.equal({ count: 0 });
+    expect((await client.feed(c.subscriberId, { read: false })).totalCount).to.equal(0);
+    expect(store.state.error).to.equal(null);
+  });
+
+  it('markRead, markUnread, action and remove persist on the server', async () => {
+    const c = await config();
+    const wf = await createWorkflow({ inApp: { subject: 's', body: 'b', primaryAction: { label: 'Yes' } } });
+    await trigger(wf, c.subscriberId);
+    await trigger(wf, c.subscriberId);
+    const store = track(new InboxStore(c));
+    store.connect();
+    await store.refresh();
+    const [a, b] = store.state.messages.map((m) => m._id) as [string, string];
+    const client = await api();
+
+    const read = store.markRead(a);
+    expect(store.state.messages[0]).to.include({ read: true, seen: true });
+    expect(store.state.unseenCount).to.equal(1);
+    await read;
+    expect((await client.feed(c.subscriberId, { read: true })).data.map((m) => m._id)).to.deep.equal([a]);
+    await store.markUnread(a);
+    expect((await client.feed(c.subscriberId, { read: true })).data).to.have.length(0);
+
+    const acting = store.action(b, 'primary');
+    expect(store.state.messages[1]!.cta?.action?.status).to.equal('done');
+    await acting;
+    const onServer = (await client.feed(c.subscriberId)).data.find((m) => m._id === b)!;
+    expect(onServer.cta?.action?.status).to.equal('done');
+    expect(onServer.cta?.action?.result?.type).to.equal('primary');
+
+    const removing = store.remove(a);
+    expect(store.state.messages.map((m) => m._id)).to.deep.equal([b]);
+    await removing;
+    expect((await client.feed(c.subscriberId)).data.map((m) => m._id)).to.deep.equal([b]);
+  });
+
+  it('a refused mutation rolls back and fires error', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 2);
+    const store = track(new InboxStore(c));
+    store.connect();
+    await store.refresh();
+    const before = store.state.messages;
+    const [a] = before.map((m) => m._id) as [string];
+    const errors: InboxErrorDetail[] = [];
+    store.addEventListener('error', (e) => errors.push((e as CustomEvent<InboxErrorDetail>).detail));
+
+    await injectFault({ path: `/v1/messages/${a}`, method: 'DELETE', status: 500 });
+    const removing = store.remove(a);
+    expect(store.state.messages).to.have.length(1);
+    await removing;
+    expect(store.state.messages.map((m) => m._id)).to.deep.equal(before.map((m) => m._id));
+    expect(errors).to.have.length(1);
+    expect(errors[0]).to.include({ action: 'remove', messageId: a });
+    expect((errors[0]!.error as NotifApiError).status).to.equal(500);
+    expect(store.state.error).to.equal(errors[0]!.error);
+
+    await injectFault({ path: `/subscribers/${c.subscriberId}/messages/mark-all`, status: 500 });
+    const marking = store.markAllRead();
+    expect(store.state.unseenCount).to.equal(0);
+    await marking;
+    expect(store.state.unseenCount).to.equal(2);
+    expect(store.state.messages.every((m) => !m.read)).to.equal(true);
+    expect(errors.map((e) => e.action)).to.deep.equal(['remove', 'markAllRead']);
+    expect(await (await api()).unseenCount(c.subscriberId)).to.deep.equal({ count: 2 });
+    expect((await (await api()).feed(c.subscriberId)).data).to.have.length(2);
+  });
+
+  it('retries a mutation with the same idempotency key while the server is unavailable', async () => {
+    const c = await config();
+    await trigger(workflowId, c.subscriberId);
+    const keys: (string | null)[] = [];
+    const recording: typeof fetch = (input, init) => {
+      if (init?.method === 'POST') keys.push(new Headers(init.headers).get('idempotency-key'));
+      return fetch(input, init);
+    };
+    const store = track(new InboxStore({ ...c, fetch: recording }));
+    store.connect();
+    await store.refresh();
+    await injectFault({ path: `/subscribers/${c.subscriberId}/messages/mark-all`, status: 503, retryAfter: 0 });
+    await store.markAllSeen();
+    expect(keys).to.have.length(2);
+    expect(keys[0]).to.be.a('string');
+    expect(keys[1]).to.equal(keys[0]);
+    expect(store.state.error).to.equal(null);
+    expect(await (await api()).unseenCount(c.subscriberId)).to.deep.equal({ count: 0 });
+  });
+
+  it('mark-as answering 404 turns markAsSupported off', async () => {
+    const c = await config();
+    await trigger(workflowId, c.subscriberId);
+    const store = track(new InboxStore(c));
+    store.connect();
+    await store.refresh();
+    const id = store.state.messages[0]!._id;
+    await injectFault({ path: `/subscribers/${c.subscriberId}/messages/mark-as`, status: 404 });
+    await store.markRead(id);
+    expect(store.state.markAsSupported).to.equal(false);
+    expect(store.state.messages[0]!.read).to.equal(false);
+    expect(store.state.unseenCount).to.equal(1);
+  });
+
+  it('ignores the late answer of a superseded request', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 2);
+    const client = await api();
+    const first = (await client.feed(c.subscriberId)).data[0]!;
+    await client.markAs(c.subscriberId, { messageId: first._id, markAs: 'read' });
+
+    // The unread-tab request is answered only after the next one, and ignores its abort signal.
+    let releaseUnread!: () => void;
+    const unreadHeld = new Promise<void>((r) => (releaseUnread = r));
+    let unreadAnswered = false;
+    const slow: typeof fetch = async (input, init) => {
+      if (String(input).includes('read=false')) {
+        const response = await fetch(input, { ...init, signal: undefined });
+        await unreadHeld;
+        unreadAnswered = true;
+        return response;
+      }
+      return fetch(input, init);
+    };
+    const store = track(new InboxStore({ ...c, fetch: slow }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded, 'first page');
+    store.setTab('unread');
+    store.setTab('all');
+    await until(() => store.state.loaded, 'all tab');
+    releaseUnread();
+    await until(() => unreadAnswered, 'the late answer');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(store.state.tab).to.equal('all');
+    expect(store.state.messages).to.have.length(2);
+  });
+
+  it('stops polling on 401 and says why', async () => {
+    const c = await config();
+    const clk = fakeClock();
+    const net = countingFetch();
+    const store = track(new InboxStore({ ...c, apiKey: 'revoked-key', fetch: net.fetch }));
+    const errors: InboxErrorDetail[] = [];
+    store.addEventListener('error', (e) => errors.push((e as CustomEvent<InboxErrorDetail>).detail));
+    store.connect();
+    await until(() => store.state.status === 'error', 'error state');
+    expect((store.state.error as NotifApiError).status).to.equal(401);
+    expect(errors[0]!.action).to.equal('poll');
+    const calls = net.calls.length;
+    await clk.tickAsync(10 * 60_000);
+    expect(net.calls.length).to.equal(calls);
+  });
+
+  it('honours Retry-After when the poll is throttled', async () => {
+    const c = await config();
+    const clk = fakeClock();
+    const net = countingFetch();
+    await injectFault({ path: `/subscribers/${c.subscriberId}/notifications/unseen`, status: 429, retryAfter: 60 });
+    const store = track(new InboxStore({ ...c, fetch: net.fetch }));
+    store.connect();
+    await until(() => net.count('/unseen') === 1, 'first poll');
+    await trigger(workflowId, c.subscriberId);
+    await clk.tickAsync(50_000);
+    expect(net.count('/unseen')).to.equal(1);
+    await clk.tickAsync(11_000);
+    await until(() => store.state.unseenCount === 1, 'poll after Retry-After');
+    expect(net.count('/unseen')).to.equal(2);
+  });
+
+  it('one store per configuration on a page', async () => {
+    const c = await config();
+    const a = track(getInboxStore(c));
+    const b = track(getInboxStore({ ...c }));
+    expect(a).to.equal(b);
+    expect(getInboxStore({ ...c, subscriberId: `${c.subscriberId}-2` })).not.to.equal(a);
+    expect(getInboxStore({ ...c, feedIdentifier: 'news' })).not.to.equal(a);
+    a.connect();
+    b.connect();
+    a.disconnect();
+    await Promise.resolve();
+    expect(getInboxStore(c)).to.equal(a);
+    // Moved in the DOM: disconnected and connected in one task, still the same store.
+    b.disconnect();
+    b.connect();
+    await Promise.resolve();
+    expect(getInboxStore(c)).to.equal(a);
+    b.disconnect();
+    await Promise.resolve();
+    expect(getInboxStore(c)).not.to.equal(a);
+  });
+
+  describe('across tabs', () => {
+    it('one leader polls; followers get its results and every mutation; a follower takes over', async () => {
+      const c = await config();
+      const clk = fakeClock();
+      const netA = countingFetch();
+      const netB = countingFetch();
+      const a = track(new InboxStore({ ...c, fetch: netA.fetch }));
+      const b = track(new InboxStore({ ...c, fetch: netB.fetch }));
+      a.connect();
+      await until(() => netA.count('/unseen') === 1, 'leader poll');
+      b.connect();
+      await trigger(workflowId, c.subscriberId);
+      await clk.tickAsync(15_000);
+      await until(() => a.state.unseenCount === 1 && b.state.unseenCount === 1, 'count shared');
+      for (let n = 3; n <= 5; n++) {
+        await clk.tickAsync(15_000);
+        await until(() => netA.count('/unseen') >= n, `leader poll ${n}`);
+      }
+      expect(netB.count('/unseen')).to.equal(0);
+
+      // A follower's mutation reaches the leader without a request of the leader's.
+      b.feedOpened();
+      await until(() => b.state.messages.length === 1, 'follower page');
+      const leaderCalls = netA.calls.length;
+      await b.markAllSeen();
+      await until(() => a.state.unseenCount === 0, 'mutation shared');
+      expect(netA.calls.length).to.equal(leaderCalls);
+
+      // The leader leaves: the follower polls.
+      a.disconnect();
+      await until(() => netB.count('/unseen') >= 1, 'follower took over');
+      await trigger(workflowId, c.subscriberId);
+      await clk.tickAsync(15_000);
+      await until(() => b.state.unseenCount === 1, 'new leader polls');
+    });
+
+    it('a hidden tab resigns and makes no requests; visible again, it polls', async () => {
+      const c = await config();
+      const clk = fakeClock();
+      const net = countingFetch();
+      const a = track(new InboxStore({ ...c, fetch: net.fetch }));
+      a.connect();
+      await until(() => net.count('/unseen') === 1, 'poll');
+      setVisibility('hidden');
+      const before = net.calls.length;
+      await clk.tickAsync(5 * 60_000);
+      expect(net.calls.length).to.equal(before);
+      setVisibility('visible');
+      await until(() => net.count('/unseen') === 2, 'poll when visible');
+    });
+  });
+});
