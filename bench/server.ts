@@ -217,7 +217,8 @@ async function main() {
 
     const bare = await startProcess(['-e', BARE]);
     children.push(bare.child);
-    const service = await startProcess(['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', dbPath, '--no-seed'], {
+    const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof
+    const service = await startProcess([...nodeFlags, '--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', dbPath, '--no-seed'], {
       NOTIF_API_KEYS: `${KEY}=bench/production`,
     });
     children.push(service.child);
@@ -248,7 +249,7 @@ async function main() {
       process.exitCode = 1;
     }
   } finally {
-    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => new Promise((r) => (c.once('exit', r), c.kill('SIGTERM')))));
     rmSync(dir, { recursive: true, force: true });
   }
 }
