@@ -1,0 +1,121 @@
+import { css } from 'lit';
+import { themeStyles } from '../../internal/theme.styles.ts';
+
+export default [
+  themeStyles,
+  css`
+    :host {
+      display: inline-block;
+      position: relative;
+      vertical-align: middle;
+    }
+
+    .button {
+      anchor-name: --notif-bell;
+      position: relative;
+      display: inline-grid;
+      place-items: center;
+      inline-size: 2.5rem;
+      block-size: 2.5rem;
+      padding: 0;
+      border: 0;
+      border-radius: 50%;
+      background: var(--notif-bell-background, transparent);
+      color: var(--notif-bell-color, currentColor);
+      cursor: pointer;
+      transition: background-color var(--_duration);
+    }
+
+    .button:hover,
+    .button[aria-expanded='true'] {
+      background: var(--_surface-hover);
+      color: var(--_text);
+    }
+
+    .button .icon,
+    ::slotted(*) {
+      inline-size: 1.375rem;
+      block-size: 1.375rem;
+    }
+
+    .badge {
+      position: absolute;
+      inset-block-start: 0.125rem;
+      inset-inline-end: 0.0625rem;
+      min-inline-size: 1.125rem;
+      block-size: 1.125rem;
+      padding-inline: 0.3125rem;
+      border-radius: 999px;
+      border: 2px solid var(--notif-badge-border, var(--_surface));
+      box-sizing: content-box;
+      background: var(--_badge);
+      color: var(--_on-badge);
+      font-size: 0.6875rem;
+      font-weight: 700;
+      line-height: 1.125rem;
+      text-align: center;
+      font-variant-numeric: tabular-nums;
+      pointer-events: none;
+      animation: pop var(--_duration) ease-out;
+    }
+
+    .popover {
+      position: fixed;
+      inset: auto;
+      margin: 0;
+      padding: 0;
+      inline-size: min(var(--_popover-width), calc(100vw - 1rem));
+      block-size: min(var(--_popover-height), calc(100dvh - 5rem));
+      border: 1px solid var(--_border);
+      border-radius: var(--_radius);
+      background: var(--_surface);
+      color: var(--_text);
+      box-shadow: var(--_shadow);
+      overflow: hidden;
+      /* Fallback where anchor positioning is missing: the top corner of the viewport. */
+      inset-block-start: 4rem;
+      inset-inline-end: 0.5rem;
+    }
+
+    @supports (position-anchor: --notif-bell) {
+      .popover {
+        position-anchor: --notif-bell;
+        inset: auto;
+        position-area: block-end span-inline-start;
+        margin-block-start: 0.5rem;
+        position-try-fallbacks: flip-inline, flip-block, flip-block flip-inline;
+      }
+    }
+
+    .popover:popover-open {
+      display: flex;
+      flex-direction: column;
+      animation: enter var(--_duration) ease-out;
+    }
+
+    notif-feed {
+      flex: 1;
+      min-block-size: 0;
+    }
+
+    @keyframes enter {
+      from {
+        opacity: 0;
+        transform: translateY(-4px) scale(0.98);
+      }
+    }
+
+    @keyframes pop {
+      from {
+        transform: scale(0.6);
+      }
+    }
+
+    @media (prefers-reduced-motion: reduce) {
+      .badge,
+      .popover:popover-open {
+        animation: none;
+      }
+    }
+  `,
+];

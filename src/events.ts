@@ -1,0 +1,62 @@
+// The events the elements fire. All bubble and are composed (they leave the shadow roots), all are
+// prefixed `notif-`, and all are typed here so `el.addEventListener('notif-action', e => e.detail.button)`
+// type-checks in the host application.
+import type { Message } from './api/types.ts';
+import type { MessageActionType } from './store/types.ts';
+
+/** Cancelable: `preventDefault()` keeps the page (for SPA routers) instead of following `url`. */
+export interface NotifMessageClickDetail {
+  message: Message;
+  /** The safe redirect URL of the message's CTA, or null when it has none (or an unsafe one). */
+  url: string | null;
+}
+
+export interface NotifActionDetail {
+  message: Message;
+  button: MessageActionType;
+  status: 'pending' | 'done';
+}
+
+export interface NotifReadChangeDetail {
+  /** The messages changed, or 'all' for mark-all. */
+  messageIds: readonly string[] | 'all';
+  read: boolean;
+}
+
+export interface NotifSeenChangeDetail {
+  messageIds: readonly string[] | 'all';
+  seen: boolean;
+}
+
+export interface NotifUnseenCountChangeDetail {
+  count: number;
+}
+
+export interface NotifErrorDetail {
+  error: Error;
+  /** What failed: 'markAllRead', 'markRead', 'remove', 'action', 'fetch', ... */
+  action: string;
+  messageId?: string;
+}
+
+export interface NotifEventDetails {
+  'notif-message-click': NotifMessageClickDetail;
+  'notif-action': NotifActionDetail;
+  'notif-read-change': NotifReadChangeDetail;
+  'notif-seen-change': NotifSeenChangeDetail;
+  'notif-unseen-count-change': NotifUnseenCountChangeDetail;
+  'notif-error': NotifErrorDetail;
+}
+
+export type NotifEventName = keyof NotifEventDetails;
+
+declare global {
+  interface GlobalEventHandlersEventMap {
+    'notif-message-click': CustomEvent<NotifMessageClickDetail>;
+    'notif-action': CustomEvent<NotifActionDetail>;
+    'notif-read-change': CustomEvent<NotifReadChangeDetail>;
+    'notif-seen-change': CustomEvent<NotifSeenChangeDetail>;
+    'notif-unseen-count-change': CustomEvent<NotifUnseenCountChangeDetail>;
+    'notif-error': CustomEvent<NotifErrorDetail>;
+  }
+}

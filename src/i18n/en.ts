@@ -1,0 +1,35 @@
+import type { Translation } from './translation.ts';
+
+const en: Translation = {
+  $code: 'en',
+  $name: 'English',
+  $dir: 'ltr',
+
+  notifications: 'Notifications',
+  bellLabel: (count, formatted) => (count === 0 ? 'Notifications' : `Notifications, ${formatted} unseen`),
+  markAllRead: 'Mark all as read',
+  tabAll: 'All',
+  tabUnread: 'Unread',
+  feedTabs: 'Filter notifications',
+  unread: 'Unread',
+  emptyAll: 'No notifications yet',
+  emptyAllHint: 'When something happens, you will find it here.',
+  emptyUnread: "You're all caught up",
+  emptyUnreadHint: 'No unread notifications.',
+  loading: 'Loading notifications',
+  loadingMore: 'Loading more…',
+  errorTitle: "Couldn't load notifications",
+  errorHint: 'Check your connection and try again.',
+  offline: "You're offline. Showing what was loaded.",
+  retry: 'Retry',
+  notConfigured: 'This inbox is not configured: set base-url and subscriber-id.',
+  moreActions: 'More actions',
+  markRead: 'Mark as read',
+  markUnread: 'Mark as unread',
+  delete: 'Delete',
+  done: 'Done',
+  openNotification: 'Open notification',
+  newNotifications: (count, formatted) => (count === 1 ? '1 new notification' : `${formatted} new notifications`),
+};
+
+export default en;

@@ -1,0 +1,3 @@
+export type { Translation } from './translation.ts';
+export { default as en } from './en.ts';
+export { LocalizeController, registerTranslation, translationFor, relativeTime, formatCount, formatNumber, formatDateTime } from './localize.ts';

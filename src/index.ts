@@ -1,0 +1,19 @@
+// The package's entry: registers <notif-bell>, <notif-feed> and <notif-message>, and exports the
+// classes, the event types, the client and the store registry.
+import './components/notif-bell/notif-bell.ts';
+import './components/notif-feed/notif-feed.ts';
+import './components/notif-message/notif-message.ts';
+
+export { NotifBell } from './components/notif-bell/notif-bell.component.ts';
+export { NotifFeed } from './components/notif-feed/notif-feed.component.ts';
+export { NotifMessage } from './components/notif-message/notif-message.component.ts';
+export { NotifElement } from './internal/base-element.ts';
+export { safeHref, safeImageSrc, isLocalHost, apiKeyNeedsWarning } from './internal/url.ts';
+export { VERSION } from './internal/version.ts';
+export * from './events.ts';
+export type * from './api/types.ts';
+export type * from './store/types.ts';
+export { NotifClient } from './api/client.ts';
+export { getInboxStore } from './store/index.ts';
+export type { Translation } from './i18n/translation.ts';
+export { registerTranslation } from './i18n/localize.ts';
