@@ -227,6 +227,8 @@ async function main() {
     const subscribers = Array.from({ length: SUBSCRIBERS }, (_, i) => `user-${i}`);
     const results: Result[] = [];
     results.push(await load('bare node http {}', bare.url, ['/']));
+    // The framework's floor: the same process answering its unauthenticated health check.
+    results.push(await load('service GET /health', service.url, ['/health']));
     results.push(
       await load('feed, limit 20', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth),
     );

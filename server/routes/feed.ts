@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { App, AppContext } from '../app.ts';
+import type { Tenant } from '../auth.ts';
 import type { Dialect } from '../db/index.ts';
 import type { Database } from '../db/schema.ts';
 import { badRequest } from '../errors.ts';
@@ -119,12 +120,26 @@ export function feedRoutes(app: App, ctx: AppContext) {
   });
 
   // 13. The unseen (or, with seen=true, seen) count, capped at `limit` by a bounded subquery.
+  // Every open inbox polls this. A subscriber's internal id never changes (subscribers are not
+  // deleted or renamed), so the lookup is remembered and a poll costs one indexed count.
+  const internalIds = new Map<string, string>();
+  const internalId = async (tenant: Tenant, subscriberId: string) => {
+    const key = `${tenant.environmentId}/${subscriberId}`;
+    let id = internalIds.get(key);
+    if (!id) {
+      id = (await findSubscriber(db, tenant, subscriberId)).id;
+      if (internalIds.size >= 50_000) internalIds.clear();
+      internalIds.set(key, id);
+    }
+    return id;
+  };
+
   app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
-    const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
+    const subscriberId = await internalId(request.tenant, request.params.subscriberId);
     const capped = k
       .selectFrom('messages')
       .select(sql<number>`1`.as('one'))
-      .where('subscriber_id', '=', subscriber.id)
+      .where('subscriber_id', '=', subscriberId)
       .where('channel', '=', 'in_app')
       .where('seen', '=', request.query.seen ? 1 : 0)
       .limit(request.query.limit)
