@@ -27,6 +27,20 @@ export async function animationsDone(): Promise<void> {
   await Promise.all(finite.map((a) => a.finished.catch(() => undefined)));
 }
 
+/**
+ * The runner opens two test pages side by side in one window, so one of them is a background tab
+ * (`document.visibilityState === 'hidden'`) where the store rightly does not poll. Tests of polling
+ * behaviour pretend to be the visible tab; call the returned function to stop pretending.
+ */
+export function pretendVisible(): () => void {
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'visible' });
+  Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
+  return () => {
+    delete (document as { visibilityState?: unknown }).visibilityState;
+    delete (document as { hidden?: unknown }).hidden;
+  };
+}
+
 function shadow(el: Element): ShadowRoot {
   if (!el.shadowRoot) throw new Error(`<${el.localName}> has no shadow root`);
   return el.shadowRoot;

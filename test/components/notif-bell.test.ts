@@ -2,7 +2,7 @@ import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import sinon from 'sinon';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
-import { BellHarness, animationsDone, waitFor } from './harness.ts';
+import { BellHarness, animationsDone, pretendVisible, waitFor } from './harness.ts';
 import { api, createWorkflow, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // <notif-bell> against the real service: each test has its own subscriber.
@@ -10,10 +10,14 @@ import { api, createWorkflow, testServer, trigger, triggerMany, uniqueSubscriber
 describe('<notif-bell>', () => {
   let workflowId: string;
   let clock: ReturnType<typeof sinon.useFakeTimers> | undefined;
+  let restoreVisibility: () => void;
 
   before(async () => {
+    restoreVisibility = pretendVisible();
     workflowId = await createWorkflow();
   });
+
+  after(() => restoreVisibility());
 
   afterEach(() => {
     clock?.restore();
