@@ -2,10 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RawServerDefault } from 'fastify';
 import cors from '@fastify/cors';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/index.ts';
 import { KeyResolver, type Tenant } from './auth.ts';
-import { errorBody, HttpError, type FieldErrors } from './errors.ts';
+import { errorBody, errorMessage, HttpError, type FieldErrors } from './errors.ts';
 import { idempotency } from './idempotency.ts';
 import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
@@ -56,15 +58,14 @@ export async function buildApp(config: AppConfig): Promise<App> {
       const status = error.statusCode ?? 400;
       (reply as FastifyReply).code(status).send(errorBody(status, error.message, request.url));
     },
-    ajv: {
-      customOptions: {
-        allErrors: true,
-        coerceTypes: 'array',
-        removeAdditional: true,
-        useDefaults: true,
-      },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Query strings and paths are text, so their validator coerces ("20" -> 20, one value -> [value]);
+  // a JSON body has real types, so its validator does not ({"firstName": 5} is a 422, not "5").
+  const ajvOptions = { allErrors: true, removeAdditional: true, useDefaults: true, strict: false } as const;
+  const bodyAjv = addFormats.default(new Ajv.default({ ...ajvOptions, coerceTypes: false }));
+  const textAjv = addFormats.default(new Ajv.default({ ...ajvOptions, coerceTypes: 'array' }));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
 
   await app.register(cors, {
     origin: '*',
@@ -103,9 +104,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     const path = request.url;
     if (error.validation) {
       const errors = validationErrors(error, request);
-      const message = Object.entries(errors)
-        .map(([field, e]) => e.messages.map((m) => `${field} ${m}`).join('; '))
-        .join('; ');
+      const message = errorMessage(errors);
       return reply.code(422).send(errorBody(422, message || 'Validation failed', path, { errors }));
     }
     if (error instanceof HttpError) {

@@ -34,3 +34,10 @@ export function errorBody(statusCode: number, message: string, path: string, ext
     ...extra,
   };
 }
+
+/** One sentence naming every field's problems: "limit must be <= 100; markAs is required". */
+export function errorMessage(errors: FieldErrors): string {
+  return Object.entries(errors)
+    .map(([field, e]) => e.messages.map((m) => `${field} ${m}`).join('; '))
+    .join('; ');
+}

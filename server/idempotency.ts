@@ -108,9 +108,14 @@ export function idempotency(app: App, db: Db) {
 
 const storedBodyContext = (organizationId: string, key: string) => `idempotency:${organizationId}:${key}`;
 
+/**
+ * What makes two requests "the same": method, URL, body, and the key's environment. The key is
+ * scoped to the organization, but a stored answer holds one environment's data: another
+ * environment reusing the key is a different request (422), never a replay of that data.
+ */
 function requestHash(request: FastifyRequest): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.url}\n`)
+    .update(`${request.tenant.environmentId} ${request.method} ${request.url}\n`)
     .update(JSON.stringify(request.body ?? null))
     .digest('hex');
 }

@@ -8,7 +8,6 @@ import { int, toJson } from '../json.ts';
 import { Channel } from '../schemas.ts';
 import { openIntegration, sealIntegration, secretsFor } from '../secrets.ts';
 import { integrationView, type IntegrationRow } from '../views.ts';
-import { rejectCoercedBody } from './subscribers.ts';
 
 // Integrations: create (11), update (2), list (15). Create and update act in the key's environment
 // (another environment's integration is a 404); the list shows the key's whole organization, as
@@ -227,7 +226,7 @@ export function integrationRoutes(app: App, ctx: AppContext) {
   // 11. Create integration.
   app.post(
     '/v1/integrations',
-    { schema: { body: CreateIntegrationBody }, preValidation: rejectCoercedBody(CreateIntegrationBody) },
+    { schema: { body: CreateIntegrationBody } },
     async (request, reply) => {
       const { organizationId, environmentId } = request.tenant;
       const body = request.body;
@@ -279,7 +278,6 @@ export function integrationRoutes(app: App, ctx: AppContext) {
     '/v1/integrations/:integrationId',
     {
       schema: { params: IntegrationIdParam, body: UpdateIntegrationBody },
-      preValidation: rejectCoercedBody(UpdateIntegrationBody),
     },
     async (request) => {
       const { environmentId } = request.tenant;

@@ -1,9 +1,8 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { sql, type Expression, type ExpressionBuilder, type Selectable, type SqlBool } from 'kysely';
-import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../app.ts';
 import type { Database, SubscriberTable } from '../db/schema.ts';
-import { badRequest, conflict, HttpError, notFound, type FieldErrors } from '../errors.ts';
+import { badRequest, conflict, errorMessage, HttpError, notFound, type FieldErrors } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
 import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS, StringEnum, SubscriberIdParam, type Channel } from '../schemas.ts';
@@ -121,7 +120,6 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
     '/v2/subscribers',
     {
       schema: { querystring: CreateSubscriberQuery, body: CreateSubscriberBody },
-      preValidation: rejectCoercedBody(CreateSubscriberBody),
     },
     async (request, reply) => {
       const { organizationId, environmentId } = request.tenant;
@@ -187,7 +185,6 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
       method,
       url: '/v1/subscribers/:subscriberId/credentials',
       schema: { params: SubscriberIdParam, body: CredentialsBody },
-      preValidation: rejectCoercedBody(CredentialsBody),
       handler: async (request) => {
         const { environmentId } = request.tenant;
         const body = request.body;
@@ -451,71 +448,3 @@ function channelMap(channels: Set<Channel>): Partial<Record<Channel, boolean>> {
 
 // ---------------------------------------------------------------------------------------------
 // Strict body types
-
-/**
- * The app's validator coerces types (it must, for query strings), which in a JSON body would turn
- * `{"firstName": 5}` into "5" and `{"active": "true"}` into true. A JSON body has real types, so
- * this preValidation hook refuses, before coercion, any value whose JSON type the schema does not
- * allow: 422 with the errors map, as any other validation failure.
- */
-export function rejectCoercedBody(schema: TSchema) {
-  return async (request: FastifyRequest) => {
-    const body = request.body;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) return; // the schema's own check answers
-    const errors: FieldErrors = {};
-    checkJsonTypes(schema, body, [], errors);
-    // Only a wrong type stops here; anything else is left to the schema check, which reports it all.
-    if (Object.values(errors).some((e) => !e.messages.includes('is required'))) {
-      throw new HttpError(422, errorMessage(errors), errors);
-    }
-  };
-}
-
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
-
-function typeAllows(schema: TSchema, value: unknown): boolean | undefined {
-  const t = schema.type as string | string[] | undefined;
-  if (t === undefined) return undefined;
-  const types = Array.isArray(t) ? t : [t];
-  const actual = jsonType(value);
-  if (actual === 'null' && schema.nullable === true) return true;
-  return types.some((type) => type === actual || ((type === 'integer' || type === 'number') && actual === 'number'));
-}
-
-function checkJsonTypes(schema: TSchema, value: unknown, path: string[], errors: FieldErrors) {
-  if (value === undefined) return;
-  const branches = (schema.anyOf ?? schema.oneOf) as TSchema[] | undefined;
-  if (branches) {
-    const fitting = branches.find((b) => typeAllows(b, value) !== false);
-    if (fitting) checkJsonTypes(fitting, value, path, errors);
-    else addError(errors, path, `must be ${branches.map((b) => b.type).join(' or ')}`, value);
-    return;
-  }
-  const allowed = typeAllows(schema, value);
-  if (allowed === false) {
-    addError(errors, path, `must be ${[schema.type].flat().join(' or ')}`, value);
-    return;
-  }
-  if (jsonType(value) === 'object' && schema.properties) {
-    // Reported here too, so that one answer names every problem (the schema check does not run after this one).
-    for (const name of (schema.required ?? []) as string[]) {
-      if ((value as Record<string, unknown>)[name] === undefined) addError(errors, [...path, name], 'is required', undefined);
-    }
-    for (const [name, sub] of Object.entries(schema.properties as Record<string, TSchema>)) {
-      checkJsonTypes(sub, (value as Record<string, unknown>)[name], [...path, name], errors);
-    }
-  } else if (Array.isArray(value) && schema.items && !Array.isArray(schema.items)) {
-    value.forEach((item, i) => checkJsonTypes(schema.items as TSchema, item, [...path, String(i)], errors));
-  }
-}
-
-function addError(errors: FieldErrors, path: string[], message: string, value: unknown) {
-  errors[path.join('.') || 'body'] = { messages: [message], value: value ?? null };
-}
-
-export function errorMessage(errors: FieldErrors): string {
-  return Object.entries(errors)
-    .map(([field, e]) => e.messages.map((m) => `${field} ${m}`).join('; '))
-    .join('; ');
-}
-

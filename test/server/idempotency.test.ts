@@ -104,6 +104,17 @@ describe('idempotency-key', () => {
     assert.equal(ours.status, 201);
   });
 
+  it("never replays one environment's answer to another environment of the organization", async () => {
+    const body = { subscriberId: 'idem-env', firstName: 'Production' };
+    const mine = await server.post('/v2/subscribers', body, withKey('env-key'));
+    assert.equal(mine.status, 201);
+    const staging = await server.post('/v2/subscribers', body, { key: KEYS.b, ...withKey('env-key') });
+    const b = expectErrorBody(staging, 422);
+    assert.match(b.message, /idempotency-key/);
+    assert.equal(JSON.stringify(staging.body).includes(mine.body._id), false);
+    expectErrorBody(await server.get('/v2/subscribers/idem-env', { key: KEYS.b }), 404);
+  });
+
   it('GET requests ignore the header', async () => {
     await server.post('/v2/subscribers', { subscriberId: 'idem-6' });
     const r = await server.get('/v2/subscribers/idem-6', withKey('k'.repeat(300)));
