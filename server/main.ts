@@ -46,7 +46,7 @@ async function main(argv: string[]) {
     if (sub !== 'create' || !values.org || !values.env) throw new UsageError('usage: keys create --org ORG --env ENV');
     const db = await openDatabase({ location });
     const key = generateKey();
-    await registerKey(db, key, values.org, values.env);
+    await db.exclusive(() => registerKey(db, key, values.org!, values.env!));
     await db.close();
     console.log(key);
     return;
@@ -59,14 +59,18 @@ async function main(argv: string[]) {
   const rateLimit = rateLimitConfig(values['rate-limit'] ?? process.env.NOTIF_RATE_LIMIT, values['rate-limit-scope'] ?? process.env.NOTIF_RATE_LIMIT_SCOPE);
 
   const db = await openDatabase({ location });
-  const fresh = await isFresh(db);
-  await registerEnvKeys(db);
-  if (!values['no-seed'] && fresh) {
-    const { key } = await seedDemo(db);
-    // Kept so `npm start` can hand the playground (localhost only) its development key on later runs.
-    await db.kysely.insertInto('settings').values({ name: 'demo_api_key', value: key }).execute();
-    console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
-  }
+  // One process at a time: servers starting together on one PostgreSQL database would otherwise
+  // both find it fresh, or both create the organization of a key.
+  await db.exclusive(async () => {
+    const fresh = await isFresh(db);
+    await registerEnvKeys(db);
+    if (!values['no-seed'] && fresh) {
+      const { key } = await seedDemo(db);
+      // Kept so `npm start` can hand the playground (localhost only) its development key on later runs.
+      await db.kysely.insertInto('settings').values({ name: 'demo_api_key', value: key }).execute();
+      console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
+    }
+  });
 
   const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false, rateLimit });
   const address = await app.listen({ port, host });

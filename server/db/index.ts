@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations.ts';
 
@@ -10,6 +10,12 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * Runs `fn` while no other process runs an `exclusive` section on this database: start-up work
+   * that reads then writes (registering keys, seeding) when several servers start at once on one
+   * PostgreSQL database. SQLite runs `fn` as it is (one process per file is the expected setup).
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -21,7 +27,13 @@ export interface DbOptions {
 /** Opens the database and brings its schema up to date. */
 export async function openDatabase({ location }: DbOptions): Promise<Db> {
   const db = /^postgres(ql)?:\/\//.test(location) ? await openPostgres(location) : openSqlite(location);
-  await migrate(db.kysely);
+  try {
+    if (db.dialect === 'postgres') await withAdvisoryLock(db.kysely, MIGRATION_LOCK, () => migrate(db.kysely));
+    else await migrate(db.kysely);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
   return db;
 }
 
@@ -36,7 +48,7 @@ function openSqlite(path: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), close: () => kysely.destroy() };
 }
 
 /**
@@ -72,7 +84,32 @@ async function openPostgres(url: string): Promise<Db> {
   // process down; the pool replaces it on the next query.
   pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+  return {
+    kysely,
+    dialect: 'postgres',
+    exclusive: (fn) => withAdvisoryLock(kysely, STARTUP_LOCK, fn),
+    close: () => kysely.destroy(),
+  };
+}
+
+// Keys of the session-level advisory locks (any constants, the same in every process).
+const MIGRATION_LOCK = 0x6e6f7401;
+const STARTUP_LOCK = 0x6e6f7402;
+
+/**
+ * Runs `fn` while holding a PostgreSQL advisory lock on one connection of the pool (`fn` itself uses
+ * the others). Migrations take it too, so servers starting at once on a new database never race in
+ * Kysely's bookkeeping (CREATE TABLE IF NOT EXISTS is not safe against a concurrent one).
+ */
+async function withAdvisoryLock<T>(kysely: Kysely<Database>, lock: number, fn: () => Promise<T>): Promise<T> {
+  return kysely.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${lock})`.execute(conn);
+    try {
+      return await fn();
+    } finally {
+      await sql`select pg_advisory_unlock(${lock})`.execute(conn);
+    }
+  });
 }
 
 async function migrate(kysely: Kysely<Database>) {

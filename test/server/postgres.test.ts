@@ -1,0 +1,163 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { KEYS, TestServer } from './helpers.ts';
+
+// PostgreSQL specifics, with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh prints one;
+// `npm run test:server:pg` runs the whole suite there). Skipped on SQLite runs.
+
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? '';
+const skip = /^postgres(ql)?:\/\//.test(ADMIN_URL) ? false : 'needs TEST_DATABASE_URL=postgres://...';
+
+async function withClient<T>(url: string, fn: (client: import('pg').Client) => Promise<T>): Promise<T> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function databaseUrl(name: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+describe('PostgreSQL: one database, two server processes', { skip }, () => {
+  const name = `notif_test_${randomBytes(6).toString('hex')}`;
+  const url = databaseUrl(name);
+  let a: TestServer;
+  let b: TestServer;
+
+  before(async () => {
+    await withClient(ADMIN_URL, (c) => c.query(`CREATE DATABASE "${name}"`));
+    // Both start at once on the empty database: migrations and key registration run one process at a time.
+    a = new TestServer({}, url);
+    b = new TestServer({}, url);
+    await Promise.all([a.start(), b.start()]);
+  });
+  after(async () => {
+    await Promise.all([a?.dispose(), b?.dispose()]);
+    await withClient(ADMIN_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  });
+
+  it('migrated the schema once, with the portable column types', async () => {
+    await withClient(url, async (c) => {
+      const applied = await c.query('SELECT name FROM kysely_migration ORDER BY name');
+      assert.ok(applied.rows.length >= 1);
+      assert.equal(new Set(applied.rows.map((r) => r.name)).size, applied.rows.length, 'each migration once');
+      const { rows } = await c.query(
+        `SELECT table_name, column_name, data_type FROM information_schema.columns
+          WHERE table_schema = 'public' AND (table_name, column_name) IN
+            (('jobs', 'run_at'), ('jobs', 'locked_until'), ('idempotency_keys', 'created_at'), ('messages', 'read'),
+             ('integrations', 'primary'), ('notifications', 'to'), ('notifications', 'payload'))`,
+      );
+      const type = (t: string, col: string) => rows.find((r) => r.table_name === t && r.column_name === col)?.data_type;
+      assert.equal(type('jobs', 'run_at'), 'bigint');
+      assert.equal(type('jobs', 'locked_until'), 'bigint');
+      assert.equal(type('idempotency_keys', 'created_at'), 'bigint');
+      assert.equal(type('messages', 'read'), 'integer');
+      assert.equal(type('integrations', 'primary'), 'integer');
+      assert.equal(type('notifications', 'to'), 'text');
+      assert.equal(type('notifications', 'payload'), 'text');
+      const unique = await c.query(
+        `SELECT conname FROM pg_constraint WHERE contype IN ('u', 'p') AND conname IN
+          ('subscribers_env_subscriber', 'integrations_env_identifier', 'workflows_env_workflow', 'idempotency_keys_pk')`,
+      );
+      assert.equal(unique.rows.length, 4);
+      // Both processes registered the same keys at start: one organization and environment each.
+      const orgs = await c.query(`SELECT name, count(*)::int AS n FROM organizations GROUP BY name ORDER BY name`);
+      assert.deepEqual(orgs.rows, [
+        { name: 'acme', n: 1 },
+        { name: 'globex', n: 1 },
+      ]);
+      const envs = await c.query(`SELECT count(*)::int AS n FROM environments`);
+      assert.equal(envs.rows[0].n, 3);
+    });
+  });
+
+  it('serves what one process writes from the other', async () => {
+    const wf = await a.post('/v2/workflows', {
+      workflowId: 'pg-shared',
+      name: 'Shared',
+      steps: [
+        { name: 'note', type: 'in_app', controlValues: { subject: 'Ünïcödé ✓', body: 'Hi {{payload.name}}' } },
+        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'days' } },
+      ],
+    });
+    assert.equal(wf.status, 201, JSON.stringify(wf.body));
+    const t = await a.post('/v1/events/trigger', { name: 'pg-shared', to: { subscriberId: 'zoë', email: 'zoe@example.test' }, payload: { name: 'Zoë 👋' } });
+    assert.equal(t.status, 201, JSON.stringify(t.body));
+    const listed = await b.get('/v1/notifications', { query: { emails: 'ZOE@example.test' } });
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.data.length, 1);
+    const n = listed.body.data[0];
+    assert.equal(n.transactionId, t.body.transactionId);
+    assert.equal(n.subscriber.subscriberId, 'zoë');
+    assert.deepEqual(n.payload, { name: 'Zoë 👋' });
+    assert.deepEqual(
+      n.jobs.map((j: any) => j.type),
+      ['in_app', 'delay'],
+    );
+    const canceled = await b.delete(`/v1/events/trigger/${t.body.transactionId}`);
+    assert.equal(canceled.body, true);
+    const seen = await a.get(`/v1/notifications/${n._id}`);
+    assert.equal(seen.body.jobs[1].status, 'canceled');
+  });
+
+  it('shares idempotency keys between the processes (the unique key and ON CONFLICT)', async () => {
+    const body = { workflowId: 'pg-idem', name: 'Idem', steps: [] };
+    const headers = { 'idempotency-key': 'pg-idem-1' };
+    const first = await a.post('/v2/workflows', body, { headers });
+    assert.equal(first.status, 201);
+    const replay = await b.post('/v2/workflows', body, { headers });
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers.get('idempotency-replay'), 'true');
+    assert.deepEqual(replay.body, first.body);
+    const clash = await b.post('/v2/workflows', { ...body, name: 'Other' }, { headers });
+    assert.equal(clash.status, 422);
+  });
+
+  it('keeps one subscriber per subscriberId under concurrent triggers from both processes', async () => {
+    await a.post('/v2/workflows', { workflowId: 'pg-race', name: 'Race', steps: [{ name: 'n', type: 'in_app', controlValues: { body: 'x' } }] });
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).post('/v1/events/trigger', { name: 'pg-race', to: 'racer', transactionId: `race-${i}` })),
+    );
+    for (const r of replies) assert.equal(r.status, 201, JSON.stringify(r.body));
+    const count = await withClient(url, (c) => c.query(`SELECT count(*)::int AS n FROM subscribers WHERE subscriber_id = 'racer'`));
+    assert.equal(count.rows[0].n, 1);
+    const listed = await a.get('/v1/notifications', { query: { subscriberIds: 'racer', limit: 50 } });
+    assert.equal(listed.body.data.length, 10);
+  });
+
+  it('keeps the data across a restart, with the migrations already done', async () => {
+    await a.restart();
+    const r = await a.get('/v1/notifications', { query: { subscriberIds: 'zoë' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.data.length, 1);
+    const other = await a.get('/v1/notifications', { key: KEYS.other });
+    assert.deepEqual(other.body.data, []);
+  });
+});
+
+describe('PostgreSQL: a database per test server', { skip }, () => {
+  it('gives each TestServer its own database and drops it on dispose', async () => {
+    const one = new TestServer();
+    const two = new TestServer();
+    assert.notEqual(one.dbPath, two.dbPath);
+    assert.ok(one.postgres);
+    const name = new URL(one.dbPath).pathname.slice(1);
+    const exists = () => withClient(ADMIN_URL, async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1);
+    try {
+      await one.start();
+      assert.equal(await exists(), true);
+    } finally {
+      await one.dispose();
+      await two.dispose();
+    }
+    assert.equal(await exists(), false);
+  });
+});
