@@ -6,7 +6,8 @@ import type { Dialect } from '../db/index.ts';
 import type { Database } from '../db/schema.ts';
 import { badRequest } from '../errors.ts';
 import { StringList, SubscriberIdParam } from '../schemas.ts';
-import { feedIdentifiers, findSubscriber, loadEmbeds } from './messages.ts';
+import { findSubscriber } from '../db/lookups.ts';
+import { feedIdentifiers, loadEmbeds } from './messages.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the

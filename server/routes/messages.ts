@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { App, AppContext } from '../app.ts';
-import type { Tenant } from '../auth.ts';
 import type { Database } from '../db/schema.ts';
 import type { Store } from '../engine/types.ts';
 import { notFound } from '../errors.ts';
+import { findSubscriber } from '../db/lookups.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { Channel, JsonObject, StringEnum, SubscriberIdParam } from '../schemas.ts';
@@ -16,18 +16,6 @@ import { messageView, subscriberView, templateView, type MessageRow, type Subscr
 
 export const MARK_AS = ['read', 'seen', 'unread', 'unseen'] as const;
 export type MarkAs = (typeof MARK_AS)[number];
-
-/** The subscriber `subscriberId` of the request's environment; 404 when there is none. */
-export async function findSubscriber(store: Store, tenant: Tenant, subscriberId: string): Promise<SubscriberRow> {
-  const row = await store.kysely
-    .selectFrom('subscribers')
-    .selectAll()
-    .where('environment_id', '=', tenant.environmentId)
-    .where('subscriber_id', '=', subscriberId)
-    .executeTakeFirst();
-  if (!row) throw notFound('Subscriber', subscriberId);
-  return row;
-}
 
 /**
  * The Message views of `rows`, with `subscriber` and `template` embedded. They are loaded once for

@@ -4,6 +4,7 @@ import type { App, AppContext } from '../app.ts';
 import type { Database, SubscriberTable } from '../db/schema.ts';
 import { badRequest, conflict, errorMessage, HttpError, notFound, type FieldErrors } from '../errors.ts';
 import { newId, nowIso } from '../ids.ts';
+import { findSubscriber } from '../db/lookups.ts';
 import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS, StringEnum, SubscriberIdParam, type Channel } from '../schemas.ts';
 import { subscriberView, type StoredStep } from '../views.ts';
@@ -104,17 +105,6 @@ type SubscriberRow = Selectable<SubscriberTable>;
 export function subscriberRoutes(app: App, ctx: AppContext) {
   const k = ctx.db.kysely;
 
-  async function findSubscriber(environmentId: string, subscriberId: string): Promise<SubscriberRow> {
-    const row = await k
-      .selectFrom('subscribers')
-      .selectAll()
-      .where('environment_id', '=', environmentId)
-      .where('subscriber_id', '=', subscriberId)
-      .executeTakeFirst();
-    if (!row) throw notFound('Subscriber', subscriberId);
-    return row;
-  }
-
   // 8. Create subscriber; an existing subscriberId is updated unless failIfExists=true (409).
   app.post(
     '/v2/subscribers',
@@ -171,7 +161,7 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
 
   // 3. Get subscriber.
   app.get('/v2/subscribers/:subscriberId', { schema: { params: SubscriberIdParam } }, async (request) => {
-    return subscriberView(await findSubscriber(request.tenant.environmentId, request.params.subscriberId));
+    return subscriberView(await findSubscriber(ctx.db, request.tenant, request.params.subscriberId));
   });
 
   // 6. Search subscribers, with cursors.
@@ -192,7 +182,7 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
         const integration = await findIntegrationFor(ctx, environmentId, body.providerId, body.integrationIdentifier);
         // Optimistic concurrency on __v: two updates of one subscriber never lose each other's entries.
         for (let attempt = 0; attempt < 10; attempt++) {
-          const row = await findSubscriber(environmentId, request.params.subscriberId);
+          const row = await findSubscriber(ctx.db, request.tenant, request.params.subscriberId);
           const channels = mergeChannel(parseJson<ChannelEntry[]>(row.channels, []), body, method === 'PATCH', integration);
           const updated = await k
             .updateTable('subscribers')
@@ -215,7 +205,7 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
     { schema: { params: SubscriberIdParam, querystring: PreferencesQuery } },
     async (request) => {
       const { environmentId } = request.tenant;
-      await findSubscriber(environmentId, request.params.subscriberId);
+      await findSubscriber(ctx.db, request.tenant, request.params.subscriberId);
       const rows = await k
         .selectFrom('workflows')
         .select(['workflow_id', 'name', 'steps', 'critical'])
