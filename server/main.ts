@@ -5,6 +5,7 @@ import { openDatabase, type Db } from './db/index.ts';
 import { seedDemo, isFresh } from './seed.ts';
 import { startPlayground } from './demo.ts';
 import { parseRateLimit, type RateLimitConfig } from './ratelimit.ts';
+import { Scheduler } from './engine/scheduler.ts';
 
 const USAGE = `notif-inbox service
 
@@ -17,6 +18,9 @@ const USAGE = `notif-inbox service
   --rate-limit N/WINDOW (or NOTIF_RATE_LIMIT), e.g. 100/60s: at most N requests per window per API key
       (--rate-limit-scope environment, or NOTIF_RATE_LIMIT_SCOPE: per environment); off when not given.
 
+  --no-scheduler: do not run delayed steps (delay, digest) in this process; another process on the same
+      database may. NOTIF_SCHEDULER_POLL_MS sets the scheduler's longest sleep (default 250).
+
 Environment: NOTIF_API_KEYS="key1=org/env,key2=org/env2" registers keys at start.`;
 
 async function main(argv: string[]) {
@@ -28,6 +32,7 @@ async function main(argv: string[]) {
       host: { type: 'string' },
       db: { type: 'string' },
       'no-seed': { type: 'boolean' },
+      'no-scheduler': { type: 'boolean' },
       demo: { type: 'boolean' },
       faults: { type: 'boolean' },
       'rate-limit': { type: 'string' },
@@ -77,11 +82,15 @@ async function main(argv: string[]) {
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
   const playground = values.demo ? await startPlayground({ apiUrl: address, db }) : null;
   if (playground) console.log(`playground on ${playground.url}`);
+  // Runs the steps that waited (delay, digest) when they are due, overdue ones first at start.
+  const scheduler = values['no-scheduler'] ? null : new Scheduler(db, { pollMs: Number(process.env.NOTIF_SCHEDULER_POLL_MS) || undefined });
+  scheduler?.start();
 
   let closing = false;
   const close = async () => {
     if (closing) return;
     closing = true;
+    await scheduler?.stop();
     await playground?.close();
     await app.close();
     await db.close();

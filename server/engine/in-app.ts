@@ -1,6 +1,7 @@
 import { newId } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText, renderUrl, type RenderContext } from '../render.ts';
+import { renderContextFor } from './render-context.ts';
 import type { StoredStep, SubscriberRow } from '../views.ts';
 import type { InAppControls } from './controls.ts';
 import { feedIdFor } from './feeds.ts';
@@ -53,8 +54,7 @@ export function buildCta(cv: InAppControls, ctx: RenderContext) {
 export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
   const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} });
   const cv = step.controlValues as InAppControls;
-  const payload = parseJson<Record<string, unknown>>(job.payload, {});
-  const render: RenderContext = { payload, subscriber: subscriberVariables(ctx.subscriber) };
+  const render = renderContextFor(job, ctx);
   const now = ctx.now;
   const iso = now.toISOString();
 
@@ -87,6 +87,7 @@ export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Pro
         status: 'sent',
         error_id: null,
         error_text: null,
+        // The first trigger's payload, after a digest too (its events stay on the digest job).
         payload: job.payload,
         overrides: job.overrides,
         context_keys: '[]',

@@ -18,7 +18,21 @@ export function executionDetail(now: Date, status: string, detail: string, extra
   };
 }
 
-/** Sets a job's status and appends an execution detail to it. */
+/**
+ * Thrown when a job is no longer in the status it was read in: endpoint 18 canceled it, or another
+ * process ran it. Whatever the handler wrote in the same transaction is rolled back with it.
+ */
+export class JobMovedError extends Error {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} changed status while it ran`);
+  }
+}
+
+/**
+ * Sets a job's status and appends an execution detail to it, only if the job is still in the status
+ * it was read in (`job.status`); otherwise throws JobMovedError, so a canceled job never completes.
+ * Releases the job's scheduler lock.
+ */
 export async function finishJob(
   store: Store,
   job: JobRow,
@@ -26,15 +40,30 @@ export async function finishJob(
   detail: ExecutionDetail,
   now: Date,
   providerId: string | null = job.provider_id,
+  extra: { run_at?: number | null; digest?: string | null } = {},
 ): Promise<void> {
   const details = parseJson<ExecutionDetail[]>(job.execution_details, []);
   details.push(detail);
-  await store.kysely
+  const result = await store.kysely
     .updateTable('jobs')
-    .set({ status, execution_details: toJson(details), provider_id: providerId, updated_at: now.toISOString() })
+    .set({
+      status,
+      execution_details: toJson(details),
+      provider_id: providerId,
+      locked_by: null,
+      locked_until: null,
+      updated_at: now.toISOString(),
+      ...extra,
+    })
     .where('id', '=', job.id)
-    .execute();
+    .where('status', '=', job.status)
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new JobMovedError(job.id);
   job.status = status;
   job.execution_details = toJson(details);
   job.provider_id = providerId;
+  job.locked_by = null;
+  job.locked_until = null;
+  if (extra.run_at !== undefined) job.run_at = extra.run_at;
+  if (extra.digest !== undefined) job.digest = extra.digest;
 }

@@ -1,21 +1,33 @@
 import type { SubscriberRow, WorkflowRow } from '../views.ts';
+import { chatStep, emailStep, pushStep, smsStep } from './channels.ts';
 import { inAppStep } from './in-app.ts';
+import { executionDetail, finishJob, JobMovedError } from './jobs.ts';
 import type { JobOutcome, JobRow, RunContext, StepHandler, StepType, Store } from './types.ts';
+import { delayStep, digestBefore, digestStep } from './waits.ts';
 
-export { executionDetail, finishJob } from './jobs.ts';
+export { executionDetail, finishJob, JobMovedError } from './jobs.ts';
 
 /**
- * The handler of each step type. A type without one leaves its job `pending` and the run stops
- * there: the scheduler (delay, digest) and the other channels (email, sms, chat, push) add theirs.
+ * The handler of each step type. A type without one leaves its job `pending` and the run stops there.
+ * `delay` and `digest` leave their job `delayed` until the scheduler (scheduler.ts) resumes the run.
  */
 export const stepHandlers: Partial<Record<StepType, StepHandler>> = {
   in_app: inAppStep,
+  email: emailStep,
+  sms: smsStep,
+  push: pushStep,
+  chat: chatStep,
+  delay: delayStep,
+  digest: digestStep,
 };
 
-/** Job statuses after which the run goes on with the next step. */
-const PASSED = new Set(['completed', 'skipped', 'merged']);
+/**
+ * Job statuses after which the run goes on with the next step. A `failed` delivery does not stop
+ * the run: steps are saved with `shouldStopOnFail: false`.
+ */
+const PASSED = new Set(['completed', 'skipped', 'merged', 'failed']);
 /** Job statuses that end the run for good. */
-const ENDED = new Set(['failed', 'canceled']);
+const ENDED = new Set(['canceled']);
 
 /** Runs one job with the handler of its step type (see `stepHandlers`). */
 export async function runJob(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
@@ -30,11 +42,17 @@ export interface AdvanceOptions {
   jobs?: JobRow[];
   workflow?: WorkflowRow;
   subscriber?: SubscriberRow;
+  /**
+   * The scheduler's worker id: jobs `queued` under its lock are this caller's to run (the scheduler
+   * queues the step after a wait that ended). Without it only `pending` jobs run.
+   */
+  worker?: string;
 }
 
 /**
- * Runs a notification's jobs in step order from the first one not yet passed, until one waits or
- * fails. Call it again to resume a run once a waiting job has completed (a due delay, say).
+ * Runs a notification's jobs in step order from the first one not yet passed, until one waits (or the
+ * run was canceled). Call it again to resume a run once a waiting job has completed (a due delay,
+ * say). 'failed' when a job of the run failed, 'completed' when every one passed.
  */
 export async function advance(store: Store, notificationId: string, options: AdvanceOptions = {}): Promise<JobOutcome> {
   const jobs =
@@ -46,15 +64,41 @@ export async function advance(store: Store, notificationId: string, options: Adv
       .orderBy('step_index')
       .execute());
   let ctx: RunContext | undefined;
-  for (const job of jobs) {
-    if (PASSED.has(job.status)) continue;
+  let failed = false;
+  for (const [index, job] of jobs.entries()) {
+    if (PASSED.has(job.status)) {
+      failed ||= job.status === 'failed';
+      continue;
+    }
     if (ENDED.has(job.status)) return 'failed';
-    if (job.status !== 'pending') return 'waiting';
+    const mine = job.status === 'queued' && options.worker !== undefined && job.locked_by === options.worker;
+    if (job.status !== 'pending' && !mine) return 'waiting';
     ctx ??= await runContext(store, job, options);
-    const outcome = await runJob(store, job, ctx);
-    if (outcome !== 'completed') return outcome;
+    ctx.digest = digestBefore(jobs, index);
+    let outcome: JobOutcome;
+    try {
+      outcome = await runJob(store, job, ctx);
+    } catch (err) {
+      // Canceled (endpoint 18) or taken by another process while it ran: its writes were rolled back.
+      if (err instanceof JobMovedError) return 'waiting';
+      outcome = await failJob(store, job, ctx, err);
+    }
+    if (outcome === 'waiting') return 'waiting';
+    failed ||= outcome === 'failed';
   }
-  return 'completed';
+  return failed ? 'failed' : 'completed';
+}
+
+/** A handler threw: the job fails with the reason in its execution details, and the run goes on. */
+async function failJob(store: Store, job: JobRow, ctx: RunContext, err: unknown): Promise<JobOutcome> {
+  console.error(`job ${job.id} (${job.type}) failed:`, err);
+  try {
+    await finishJob(store, job, 'failed', executionDetail(ctx.now, 'Failed', `Internal error: ${(err as Error).message ?? String(err)}`), ctx.now);
+  } catch (again) {
+    if (again instanceof JobMovedError) return 'waiting';
+    throw again;
+  }
+  return 'failed';
 }
 
 async function runContext(store: Store, job: JobRow, options: AdvanceOptions): Promise<RunContext> {

@@ -1,0 +1,226 @@
+import type { Insertable } from 'kysely';
+import type { MessageTable } from '../db/schema.ts';
+import { newId } from '../ids.ts';
+import { parseJson, toJson } from '../json.ts';
+import { renderText } from '../render.ts';
+import type { StoredStep } from '../views.ts';
+import { executionDetail, finishJob } from './jobs.ts';
+import { renderContextFor } from './render-context.ts';
+import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type StepHandler, type Store } from './types.ts';
+import { postWebhook } from './webhook.ts';
+
+// The delivery channels besides in_app. email, sms and push go through the environment's active
+// integration of the channel (its primary one first): the service holds no provider SDKs, so the
+// delivery is recorded (execution detail `Success` with the integration's providerId, and a message
+// of the channel with status `sent`), or it fails when there is no integration or no address.
+// chat really POSTs `{text}` to the subscriber's chat webhooks (webhook.ts).
+//
+// A failed delivery fails its job (status `failed`, message status `error` with errorId/errorText);
+// the run goes on with the next step, as a step's `shouldStopOnFail` is false.
+
+/** Providers of subscriber credentials that are chat (the others of the spec's list are push). */
+export const CHAT_PROVIDERS = new Set([
+  'slack', 'discord', 'msteams', 'mattermost', 'ryver', 'zulip', 'grafana-on-call', 'getstream', 'rocket-chat',
+  'whatsapp-business', 'chat-webhook', 'service-slack',
+]);
+export const PUSH_PROVIDERS = new Set(['fcm', 'apns', 'expo', 'one-signal', 'pushpad', 'push-webhook', 'pusher-beams', 'appio']);
+
+interface ChannelEntry {
+  providerId: string;
+  integrationIdentifier?: string;
+  credentials?: { webhookUrl?: string; deviceTokens?: string[] };
+}
+
+type Channel = 'email' | 'sms' | 'push' | 'chat';
+
+interface Delivery {
+  /** null when delivered */
+  error: { id: string; text: string } | null;
+  providerId: string | null;
+  detail: string;
+  raw?: unknown;
+  fields?: Partial<Insertable<MessageTable>>;
+}
+
+/** The environment's active integration of a channel, its primary one first (then the oldest). */
+export async function activeIntegration(store: Store, environmentId: string, channel: string) {
+  return store.kysely
+    .selectFrom('integrations')
+    .select(['id', 'provider_id', 'identifier'])
+    .where('environment_id', '=', environmentId)
+    .where('channel', '=', channel)
+    .where('active', '=', 1)
+    .orderBy('primary', 'desc')
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+function rendered(job: JobRow, ctx: RunContext) {
+  const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: job.type as StoredStep['type'], controlValues: {} });
+  const cv = step.controlValues as Record<string, unknown>;
+  const render = renderContextFor(job, ctx);
+  const text = (v: unknown) => (typeof v === 'string' ? renderText(v, render) : '');
+  return {
+    step,
+    subject: text(cv.subject ?? cv.title),
+    body: text(cv.body ?? cv.content ?? cv.text),
+  };
+}
+
+function messageRow(job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, d: Delivery): Insertable<MessageTable> {
+  const iso = ctx.now.toISOString();
+  const step = parseJson<Partial<StoredStep>>(job.step, {});
+  return {
+    id: newId(ctx.now.getTime()),
+    environment_id: job.environment_id,
+    organization_id: job.organization_id,
+    subscriber_id: job.subscriber_id,
+    notification_id: job.notification_id,
+    template_id: job.template_id,
+    message_template_id: step._id ?? null,
+    template_identifier: ctx.workflow?.workflow_id ?? null,
+    transaction_id: job.transaction_id,
+    channel,
+    subject: subject || null,
+    content: toJson([{ type: 'text', content: body }]),
+    avatar: null,
+    cta: '{}',
+    feed_id: null,
+    feed_identifier: null,
+    read: 0,
+    seen: 0,
+    last_read_date: null,
+    last_seen_date: null,
+    status: d.error ? 'error' : 'sent',
+    error_id: d.error?.id ?? null,
+    error_text: d.error?.text ?? null,
+    payload: job.payload,
+    overrides: job.overrides,
+    context_keys: '[]',
+    provider_id: d.providerId,
+    email: null,
+    phone: null,
+    device_tokens: null,
+    direct_webhook_url: null,
+    title: null,
+    delivered_at: iso,
+    created_at: iso,
+    updated_at: iso,
+    ...d.fields,
+  };
+}
+
+/** Stores one message per delivery and finishes the job (failed when any delivery failed), in one transaction. */
+async function record(store: Store, job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, deliveries: Delivery[]): Promise<JobOutcome> {
+  const failed = deliveries.some((d) => d.error);
+  await inTransaction(store, async (trx) => {
+    const details: ExecutionDetail[] = [];
+    for (const d of deliveries) {
+      const row = messageRow(job, ctx, channel, subject, body, d);
+      await trx.kysely.insertInto('messages').values(row).execute();
+      details.push(
+        executionDetail(ctx.now, d.error ? 'Failed' : 'Success', d.detail, {
+          providerId: d.providerId ?? 'novu',
+          source: d.providerId ? 'Credentials' : 'Internal',
+          raw: toJson({ messageId: row.id, ...(d.raw as object | undefined) }),
+        }),
+      );
+    }
+    // Every detail but the last is appended as part of the job's history; the last one finishes it.
+    const last = details.pop()!;
+    if (details.length > 0) {
+      const all = [...parseJson<ExecutionDetail[]>(job.execution_details, []), ...details];
+      job.execution_details = toJson(all);
+    }
+    await finishJob(trx, job, failed ? 'failed' : 'completed', last, ctx.now, deliveries.find((d) => d.providerId)?.providerId ?? job.provider_id);
+  });
+  return failed ? 'failed' : 'completed';
+}
+
+function channelEntries(ctx: RunContext): ChannelEntry[] {
+  return parseJson<ChannelEntry[]>(ctx.subscriber.channels, []);
+}
+
+/** email, sms and push: through the environment's active integration of the channel. */
+function integrationStep(channel: 'email' | 'sms' | 'push'): StepHandler {
+  return async (store, job, ctx) => {
+    const { subject, body } = rendered(job, ctx);
+    const integration = await activeIntegration(store, job.environment_id, channel);
+    let d: Delivery;
+    if (!integration) {
+      d = {
+        error: { id: 'no_active_integration', text: `There is no active ${channel} integration in this environment` },
+        providerId: null,
+        detail: `Failed: there is no active ${channel} integration in this environment`,
+      };
+    } else {
+      const providerId = integration.provider_id;
+      const base = { providerId, raw: { integrationIdentifier: integration.identifier } };
+      if (channel === 'email') {
+        const email = ctx.subscriber.email;
+        d = email
+          ? { ...base, error: null, detail: `Message sent through ${providerId} to ${email}`, fields: { email } }
+          : { ...base, error: { id: 'missing_email', text: 'The subscriber has no email address' }, detail: 'Failed: the subscriber has no email address' };
+      } else if (channel === 'sms') {
+        const phone = ctx.subscriber.phone;
+        d = phone
+          ? { ...base, error: null, detail: `Message sent through ${providerId} to ${phone}`, fields: { phone } }
+          : { ...base, error: { id: 'missing_phone', text: 'The subscriber has no phone number' }, detail: 'Failed: the subscriber has no phone number' };
+      } else {
+        const tokens = [
+          ...new Set(channelEntries(ctx).filter((e) => e.providerId === providerId).flatMap((e) => e.credentials?.deviceTokens ?? [])),
+        ];
+        d =
+          tokens.length > 0
+            ? { ...base, error: null, detail: `Message sent through ${providerId} to ${tokens.length} device(s)`, fields: { device_tokens: toJson(tokens), title: subject || null } }
+            : {
+                ...base,
+                error: { id: 'missing_device_tokens', text: `The subscriber has no ${providerId} device tokens` },
+                detail: `Failed: the subscriber has no ${providerId} device tokens`,
+              };
+      }
+    }
+    return record(store, job, ctx, channel, subject, body, [d]);
+  };
+}
+
+/**
+ * chat: POSTs `{text}` (the rendered body) to every chat webhook of the subscriber (credentials of a
+ * chat provider with a `webhookUrl`), one message each, recording the receiver's answer.
+ */
+export const chatStep: StepHandler = async (store, job, ctx) => {
+  const { subject, body } = rendered(job, ctx);
+  const targets = channelEntries(ctx).filter((e) => CHAT_PROVIDERS.has(e.providerId) && e.credentials?.webhookUrl);
+  const deliveries: Delivery[] = [];
+  if (targets.length === 0) {
+    deliveries.push({
+      error: { id: 'missing_webhook_url', text: 'The subscriber has no chat webhookUrl' },
+      providerId: null,
+      detail: 'Failed: the subscriber has no chat credentials with a webhookUrl',
+    });
+  }
+  // One receiver at a time: a run's deliveries are few, and a slow one costs at most the timeout.
+  for (const target of targets) {
+    const outcome = await postWebhook(target.credentials!.webhookUrl!, { text: body });
+    const raw = { statusCode: outcome.statusCode ?? null, error: outcome.error ?? null, ms: outcome.ms, response: outcome.body ?? '' };
+    deliveries.push(
+      outcome.ok
+        ? { error: null, providerId: target.providerId, detail: `Webhook answered ${outcome.statusCode}`, raw }
+        : {
+            error: {
+              id: outcome.statusCode !== undefined ? `webhook_status_${outcome.statusCode}` : 'webhook_unreachable',
+              text: `Webhook ${outcome.error}`,
+            },
+            providerId: target.providerId,
+            detail: `Failed: webhook ${outcome.error}`,
+            raw,
+          },
+    );
+  }
+  return record(store, job, ctx, 'chat', subject, body, deliveries);
+};
+
+export const emailStep = integrationStep('email');
+export const smsStep = integrationStep('sms');
+export const pushStep = integrationStep('push');
