@@ -38,21 +38,22 @@ export default [
       block-size: 1.375rem;
     }
 
+    /* Over the bell's upper inline-end corner, leaving most of the icon visible. */
     .badge {
       position: absolute;
-      inset-block-start: 0.125rem;
-      inset-inline-end: 0.0625rem;
-      min-inline-size: 1.125rem;
-      block-size: 1.125rem;
-      padding-inline: 0.3125rem;
+      inset-block-start: 0.25rem;
+      inset-inline-start: calc(50% + 0.0625rem);
+      min-inline-size: 1rem;
+      block-size: 1rem;
+      padding-inline: 0.25rem;
       border-radius: 999px;
       border: 2px solid var(--notif-badge-border, var(--_surface));
       box-sizing: content-box;
       background: var(--_badge);
       color: var(--_on-badge);
-      font-size: 0.6875rem;
+      font-size: 0.625rem;
       font-weight: 700;
-      line-height: 1.125rem;
+      line-height: 1rem;
       text-align: center;
       font-variant-numeric: tabular-nums;
       pointer-events: none;
