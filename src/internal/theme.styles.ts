@@ -1,5 +1,27 @@
 import { css } from 'lit';
 
+/** The dark palette, used by theme="dark" and by theme="auto" when the system is dark. */
+const dark = css`
+  --_surface: var(--notif-color-surface, #16181d);
+  --_surface-raised: var(--notif-color-surface-raised, #1c1f26);
+  --_surface-hover: var(--notif-color-surface-hover, #23272f);
+  --_surface-unread: var(--notif-color-surface-unread, #1b1e2e);
+  --_text: var(--notif-color-text, #e8eaed);
+  --_muted: var(--notif-color-muted, #a0a7b4);
+  --_border: var(--notif-color-border, #2c313a);
+  --_accent: var(--notif-color-accent, #8b8cf8);
+  --_accent-hover: var(--notif-color-accent-hover, #a5a6fa);
+  --_on-accent: var(--notif-color-on-accent, #0f1020);
+  --_badge: var(--notif-color-badge, #f2555a);
+  --_on-badge: var(--notif-color-on-badge, #ffffff);
+  --_unread: var(--notif-color-unread, #8b8cf8);
+  --_focus: var(--notif-color-focus-ring, #a5a6fa);
+  --_danger: var(--notif-color-danger, #ff8589);
+  --_skeleton: var(--notif-color-skeleton, #262a32);
+  --_shadow: var(--notif-shadow, 0 1px 2px rgb(0 0 0 / 0.3), 0 16px 40px -4px rgb(0 0 0 / 0.55));
+  color-scheme: dark;
+`;
+
 /**
  * The theming API. Every element maps the public `--notif-*` custom properties (set by the page,
  * inherited through shadow roots) onto private `--_*` ones with light or dark defaults, chosen by
@@ -43,46 +65,12 @@ export const themeStyles = css`
   }
 
   :host([theme='dark']) {
-    --_surface: var(--notif-color-surface, #16181d);
-    --_surface-raised: var(--notif-color-surface-raised, #1c1f26);
-    --_surface-hover: var(--notif-color-surface-hover, #23272f);
-    --_surface-unread: var(--notif-color-surface-unread, #1b1e2e);
-    --_text: var(--notif-color-text, #e8eaed);
-    --_muted: var(--notif-color-muted, #a0a7b4);
-    --_border: var(--notif-color-border, #2c313a);
-    --_accent: var(--notif-color-accent, #8b8cf8);
-    --_accent-hover: var(--notif-color-accent-hover, #a5a6fa);
-    --_on-accent: var(--notif-color-on-accent, #0f1020);
-    --_badge: var(--notif-color-badge, #f2555a);
-    --_on-badge: var(--notif-color-on-badge, #ffffff);
-    --_unread: var(--notif-color-unread, #8b8cf8);
-    --_focus: var(--notif-color-focus-ring, #a5a6fa);
-    --_danger: var(--notif-color-danger, #ff8589);
-    --_skeleton: var(--notif-color-skeleton, #262a32);
-    --_shadow: var(--notif-shadow, 0 1px 2px rgb(0 0 0 / 0.3), 0 16px 40px -4px rgb(0 0 0 / 0.55));
-    color-scheme: dark;
+    ${dark}
   }
 
   @media (prefers-color-scheme: dark) {
     :host([theme='auto']) {
-      --_surface: var(--notif-color-surface, #16181d);
-      --_surface-raised: var(--notif-color-surface-raised, #1c1f26);
-      --_surface-hover: var(--notif-color-surface-hover, #23272f);
-      --_surface-unread: var(--notif-color-surface-unread, #1b1e2e);
-      --_text: var(--notif-color-text, #e8eaed);
-      --_muted: var(--notif-color-muted, #a0a7b4);
-      --_border: var(--notif-color-border, #2c313a);
-      --_accent: var(--notif-color-accent, #8b8cf8);
-      --_accent-hover: var(--notif-color-accent-hover, #a5a6fa);
-      --_on-accent: var(--notif-color-on-accent, #0f1020);
-      --_badge: var(--notif-color-badge, #f2555a);
-      --_on-badge: var(--notif-color-on-badge, #ffffff);
-      --_unread: var(--notif-color-unread, #8b8cf8);
-      --_focus: var(--notif-color-focus-ring, #a5a6fa);
-      --_danger: var(--notif-color-danger, #ff8589);
-      --_skeleton: var(--notif-color-skeleton, #262a32);
-      --_shadow: var(--notif-shadow, 0 1px 2px rgb(0 0 0 / 0.3), 0 16px 40px -4px rgb(0 0 0 / 0.55));
-      color-scheme: dark;
+      ${dark}
     }
   }
 
