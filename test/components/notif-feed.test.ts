@@ -185,10 +185,18 @@ describe('<notif-feed>', () => {
     await triggerMany(workflowId, sub, 45);
     const feed = await feedFor(sub, { pageSize: 10 });
     await feed.loaded(10);
-    for (let i = 0; i < 20 && feed.messages.length < 45; i++) {
-      await feed.scrollToEnd();
-      await waitFor(() => !feed.el.shadowRoot!.querySelector('[part~="loading-more"]'), 'page loaded');
-    }
+    let scrolls = 0;
+    await waitFor(
+      async () => {
+        scrolls++;
+        await feed.scrollToEnd();
+        return feed.messages.length >= 45;
+      },
+      'all 45 messages by scrolling',
+      20_000,
+    );
+    expect(scrolls, 'took several scrolls').to.be.greaterThan(1);
+    await new Promise((r) => setTimeout(r, 300)); // nothing further arrives at the end
     const ids = feed.ids;
     expect(ids).to.have.length(45);
     expect(new Set(ids).size).to.equal(45);

@@ -50,6 +50,8 @@ export class NotifFeed extends InboxElement {
   private observer: IntersectionObserver | null = null;
   private sentinelVisible = false;
   private pumping = false;
+  private stalls = 0;
+  private stallTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor() {
     super();
@@ -73,6 +75,7 @@ export class NotifFeed extends InboxElement {
     super.disconnectedCallback();
     this.observer?.disconnect();
     this.observer = null;
+    clearTimeout(this.stallTimer);
   }
 
   protected override firstUpdated() {
@@ -101,11 +104,16 @@ export class NotifFeed extends InboxElement {
     this.observer.observe(sentinel);
   }
 
-  /** Loads pages while the end of the list is near the view and the store makes progress. */
+  /**
+   * Loads pages while the end of the list is near the view and the store makes progress. A page
+   * that brought nothing (superseded by a refresh, or failed) is retried a few times with backoff,
+   * since the sentinel staying in view fires no new intersection.
+   */
   private async pump() {
     const store = this.inbox.store;
     if (this.pumping || !store) return;
     this.pumping = true;
+    let stalled = false;
     try {
       await null; // never change state inside the update that asked
       while (this.sentinelVisible && this.isConnected) {
@@ -114,10 +122,19 @@ export class NotifFeed extends InboxElement {
         const before = s.messages.length;
         await store.loadMore().catch(() => undefined);
         await this.updateComplete;
-        if (store.state.messages.length <= before || !this.sentinelNearView()) break;
+        if (store.state.messages.length <= before) {
+          stalled = store.state.hasMore;
+          break;
+        }
+        this.stalls = 0;
+        if (!this.sentinelNearView()) break;
       }
     } finally {
       this.pumping = false;
+    }
+    if (stalled && this.stalls < 4) {
+      clearTimeout(this.stallTimer);
+      this.stallTimer = setTimeout(() => void this.pump(), 250 * 2 ** this.stalls++);
     }
   }
 
