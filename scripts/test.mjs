@@ -1,0 +1,72 @@
+// `npm test`: every suite in turn, each also runnable alone (`npm run test:server`, ...). Prints
+// each suite's counts and ends with one line, "N passed, N failed", over all of them.
+import { spawn } from 'node:child_process';
+
+const pg = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+const suites = [
+  { name: 'type checks', script: 'typecheck' },
+  { name: 'service on SQLite', script: 'test:server', env: { TEST_DATABASE_URL: '' } },
+  pg
+    ? { name: 'service on PostgreSQL', script: 'test:server:pg' }
+    : { name: 'service on PostgreSQL', skip: 'TEST_DATABASE_URL is not set (scripts/ci-postgres.sh prints one)' },
+  { name: 'elements in Chromium', script: 'test:components' },
+  { name: 'end to end', script: 'test:e2e' },
+];
+
+function run(script, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', '--silent', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const tee = (stream, to) =>
+      stream.on('data', (chunk) => {
+        output += chunk;
+        to.write(chunk);
+      });
+    tee(child.stdout, process.stdout);
+    tee(child.stderr, process.stderr);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+/** Counts from node:test (tap or spec reporter) or web-test-runner summaries. */
+function counts(output) {
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
+  const node = (word) => [...plain.matchAll(new RegExp(`^(?:#|ℹ) ${word} (\\d+)$`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+  const wtr = [...plain.matchAll(/(\d+) passed, (\d+) failed/g)].at(-1);
+  if (wtr) return { passed: Number(wtr[1]), failed: Number(wtr[2]) };
+  return { passed: node('pass'), failed: node('fail') };
+}
+
+const rows = [];
+let failed = false;
+for (const suite of suites) {
+  if (suite.skip) {
+    rows.push(`${suite.name}: skipped, ${suite.skip}`);
+    continue;
+  }
+  console.log(`\n=== ${suite.name} (npm run ${suite.script})`);
+  const started = Date.now();
+  const { code, output } = await run(suite.script, suite.env);
+  const c = counts(output);
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  rows.push({ name: suite.name, code, seconds, ...c });
+  if (code !== 0) failed = true;
+}
+
+console.log('\n=== summary');
+let passed = 0;
+let failures = 0;
+for (const r of rows) {
+  if (typeof r === 'string') {
+    console.log(r);
+    continue;
+  }
+  passed += r.passed;
+  failures += r.failed;
+  const status = r.code === 0 ? 'ok' : `FAILED (exit ${r.code})`;
+  console.log(`${r.name}: ${status}, ${r.passed} passed, ${r.failed} failed, ${r.seconds} s`);
+}
+// A suite that failed without a failing test (a crash, a type error) still counts as a failure.
+const crashed = rows.filter((r) => typeof r !== 'string' && r.code !== 0 && r.failed === 0).length;
+console.log(`${passed} passed, ${failures + crashed} failed`);
+process.exit(failed ? 1 : 0);
