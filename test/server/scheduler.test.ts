@@ -1,0 +1,82 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, TestServer } from './helpers.ts';
+import { createWorkflow, getFeed, triggerEvent } from './fixtures.ts';
+import { dueAt, getNotification, notificationOf, sleep, waitFor } from './engine-fixtures.ts';
+
+// The scheduler is persistent: a restart in the middle of a wait (graceful, or kill -9) loses
+// nothing, and the step still fires on time; a process started after the due time runs what is overdue.
+
+// Long enough for a restart (a server process takes 1.5-2.5 s to start on a CI machine).
+const DELAY_S = 5;
+
+async function deliveredOnTime(server: TestServer, subscriberId: string, notificationId: string, due: number) {
+  const m = await waitFor(`the message for ${subscriberId}`, async () => (await getFeed(server, subscriberId)).data[0], 10_000);
+  const late = Date.parse(m.createdAt) - due;
+  assert.ok(late >= 0 && late < 1000, `fired ${late} ms after its due time`);
+  await sleep(400);
+  assert.equal((await getFeed(server, subscriberId)).data.length, 1, 'exactly once');
+  const n = await getNotification(server, notificationId);
+  assert.deepEqual(n.jobs.map((j: any) => j.status), ['completed', 'completed']);
+}
+
+describe('scheduler across restarts', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    await createWorkflow(server, {
+      workflowId: 'later',
+      name: 'Later',
+      steps: [
+        { name: 'wait', type: 'delay', controlValues: { amount: DELAY_S, unit: 'seconds' } },
+        { name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{payload.n}}' } },
+      ],
+    });
+    await createWorkflow(server, {
+      workflowId: 'soon',
+      name: 'Soon',
+      steps: [
+        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
+        { name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{payload.n}}' } },
+      ],
+    });
+  });
+  after(() => server.dispose());
+
+  for (const hard of [false, true]) {
+    it(`a ${hard ? 'kill -9' : 'graceful'} restart in the middle of a delay: the message still arrives on time`, async () => {
+      const subscriberId = hard ? 'rs-hard' : 'rs-soft';
+      const t = await triggerEvent(server, { name: 'later', to: subscriberId, payload: { n: 1 } });
+      const n = await notificationOf(server, t.transactionId);
+      const due = dueAt(n.jobs[0]);
+      await server.restart(hard);
+      assert.ok(Date.now() < due - 200, 'the server was back before the due time');
+      assert.equal((await getFeed(server, subscriberId)).data.length, 0);
+      await deliveredOnTime(server, subscriberId, n._id, due);
+    });
+  }
+
+  it('a process started with --no-scheduler runs no waits; one started later on the same database runs the overdue ones', async () => {
+    // A second process on the same SQLite file (or PostgreSQL database), with its scheduler off.
+    const quiet = await new TestServer({}, server.dbPath).start(['--no-seed', '--no-scheduler']);
+    try {
+      await server.stop();
+      const t = await triggerEvent(quiet, { name: 'soon', to: 'rs-overdue', payload: { n: 2 } });
+      const n = await notificationOf(quiet, t.transactionId);
+      const due = dueAt(n.jobs[0]);
+      await sleep(Math.max(0, due - Date.now()) + 800);
+      assert.equal((await getFeed(quiet, 'rs-overdue')).data.length, 0, 'nothing ran without a scheduler');
+      assert.equal((await getNotification(quiet, n._id)).jobs[0].status, 'delayed');
+
+      await server.start();
+      const up = Date.now();
+      const m = await waitFor('the overdue message', async () => (await getFeed(server, 'rs-overdue')).data[0], 10_000);
+      assert.ok(Date.parse(m.createdAt) - up < 1000, 'overdue jobs run as the scheduler starts');
+      assert.ok(Date.parse(m.createdAt) > due);
+      await sleep(400);
+      assert.equal((await getFeed(quiet, 'rs-overdue')).data.length, 1);
+    } finally {
+      await quiet.dispose();
+    }
+  });
+});
