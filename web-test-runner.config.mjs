@@ -85,6 +85,9 @@ export default {
   testFramework: { config: { timeout: 10_000 } },
   browsers: [
     chromeLauncher({
+      // Each page in its own browser context (its own window): two test files run side by side and
+      // both stay visible, as the store stops polling in a hidden page.
+      createPage: async ({ browser }) => (await browser.createBrowserContext()).newPage(),
       launchOptions: {
         executablePath: '/usr/bin/chromium',
         headless: true,
@@ -96,6 +99,10 @@ export default {
           '--disable-component-update',
           '--disable-sync',
           '--no-first-run',
+          // Two windows side by side: keep both rendering frames (IntersectionObserver, animations).
+          '--disable-backgrounding-occluded-windows',
+          '--disable-renderer-backgrounding',
+          '--disable-background-timer-throttling',
         ],
       },
     }),

@@ -75,8 +75,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   private lockAbort?: AbortController;
   private unlock?: () => void;
   private channel?: BroadcastChannel;
-  private feedSeq = 0;
+  private feedSeq = 0; // first-page requests
   private feedCtrl?: AbortController;
+  private moreSeq = 0; // later pages: independent of first-page refreshes
+  private moreCtrl?: AbortController;
   private first?: Promise<void>; // the latest first-page request
   private countSeq = 0;
   private countCtrl?: AbortController;
@@ -147,6 +149,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     clearTimeout(this.timer);
     this.feedCtrl?.abort();
     this.countCtrl?.abort();
+    this.abortMore();
     this.feedSeq++;
     this.countSeq++;
     this.first = this.counting = undefined;
@@ -305,10 +308,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return { page, limit: this.pageSize, read: this.state.tab === 'unread' ? false : undefined, feedIdentifier, payload };
   }
 
-  private startFeed() {
-    this.feedCtrl?.abort();
-    const ctrl = (this.feedCtrl = new AbortController());
-    return { seq: ++this.feedSeq, signal: ctrl.signal };
+  private abortMore() {
+    this.moreCtrl?.abort();
+    this.moreSeq++;
+    if (this.state.loadingMore) this.set({ loadingMore: false });
   }
 
   /** Refetches the first page; resolves when the latest such request is answered. */
@@ -321,9 +324,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /** Loads the first page and merges it over what is loaded (older pages are kept). */
   private async loadFirst(): Promise<void> {
-    const { seq, signal } = this.startFeed();
-    if (!this.state.loaded) this.set({ status: 'loading', loadingMore: false });
-    else if (this.state.loadingMore) this.set({ loadingMore: false });
+    this.feedCtrl?.abort();
+    const { signal } = (this.feedCtrl = new AbortController());
+    const seq = ++this.feedSeq;
+    if (!this.state.loaded) this.set({ status: 'loading' });
     let res: FeedResponse;
     try {
       res = await this.client.feed(this.config.subscriberId, this.feedQuery(0), { signal });
@@ -346,6 +350,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     // Keep older loaded pages only when the new page joins them (no gap in between).
     const joins = res.hasMore && last && old.some((m) => ids.has(m._id));
     const messages = joins ? merge(old.filter((m) => newestFirst(m, last) > 0), page) : merge([], page);
+    if (!joins) this.abortMore();
     this.stale = false;
     this.fetchedAt = Date.now();
     this.set({ messages, hasMore: joins ? this.state.hasMore : !!res.hasMore, loaded: true, status: 'idle', error: null });
@@ -362,8 +367,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   setTab(tab: InboxTab): void {
     if (tab === this.state.tab) return;
-    this.feedCtrl?.abort();
-    this.feedSeq++;
+    this.abortMore();
     this.set({ tab, messages: [], hasMore: false, loaded: false, loadingMore: false });
     void this.fetchFirst();
   }
@@ -386,20 +390,20 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   async loadMore(): Promise<void> {
-    if (this.first) await this.first;
     const s = this.state;
-    if (!s.loaded) return this.fetchFirst();
+    if (!s.loaded) return this.first ?? this.fetchFirst();
     if (!s.hasMore || s.loadingMore) return;
-    const { seq, signal } = this.startFeed();
+    const { signal } = (this.moreCtrl = new AbortController());
+    const seq = ++this.moreSeq;
     // Page by what is loaded of this tab's list; overlap from new messages is deduplicated.
     const loaded = s.tab === 'unread' ? s.messages.filter((m) => !m.read).length : s.messages.length;
     this.set({ loadingMore: true });
     try {
       const res = await this.client.feed(this.config.subscriberId, this.feedQuery(Math.floor(loaded / this.pageSize)), { signal });
-      if (seq !== this.feedSeq) return;
+      if (seq !== this.moreSeq) return;
       this.set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
     } catch (e) {
-      if (seq !== this.feedSeq || (e as Error)?.name === 'AbortError') return;
+      if (seq !== this.moreSeq || (e as Error)?.name === 'AbortError') return;
       this.set({ loadingMore: false });
       this.fail(e as Error, 'loadMore');
     }

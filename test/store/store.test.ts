@@ -161,6 +161,21 @@ describe('InboxStore', () => {
     expect(ids).to.have.length(46);
   });
 
+  it('a first-page refresh does not cancel the page being loaded', async () => {
+    const c = await config({ pageSize: 5 });
+    await triggerMany(workflowId, c.subscriberId, 12);
+    const store = track(new InboxStore(c));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded, 'first page');
+    await Promise.all([store.loadMore(), store.refresh()]);
+    expect(store.state.messages).to.have.length(10);
+    expect(store.state.loadingMore).to.equal(false);
+    await store.loadMore();
+    expect(store.state.messages).to.have.length(12);
+    expect(store.state.hasMore).to.equal(false);
+  });
+
   it('clamps the page size to 1..100', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 2);
