@@ -11,7 +11,7 @@ const WINDOW_S = 2;
 
 async function messagesAfterWindow(server: TestServer, subscriberId: string, due: number, expected: number) {
   await sleep(Math.max(0, due - Date.now()));
-  const messages = await waitFor(`${expected} message(s) for ${subscriberId}`, async () => {
+  await waitFor(`${expected} message(s) for ${subscriberId}`, async () => {
     const all = await allMessages(server, subscriberId);
     return all.length >= expected ? all : undefined;
   });

@@ -1,0 +1,84 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, TestServer } from './helpers.ts';
+import { createWorkflow, triggerEvent } from './fixtures.ts';
+import { dbQuery, sleep, waitFor } from './engine-fixtures.ts';
+
+// Two server processes on one PostgreSQL database share 1,000 due jobs: each runs once, both take
+// part. Only with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh).
+
+const PG = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+const SUBSCRIBERS = 1000;
+const BATCH = 100;
+
+describe('two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_DATABASE_URL=postgres://...' }, () => {
+  let a: TestServer;
+  let b: TestServer;
+  /** Takes the triggers; its scheduler is off, so a and b race for every job by polling alone. */
+  let front: TestServer;
+  before(async () => {
+    const env = { NOTIF_SCHEDULER_POLL_MS: '100' };
+    a = await startServer(env);
+    [b, front] = await Promise.all([new TestServer(env, a.dbPath).start(), new TestServer(env, a.dbPath).start(['--no-seed', '--no-scheduler'])]);
+  });
+  after(async () => {
+    await front?.dispose();
+    await b?.dispose();
+    await a?.dispose();
+  });
+
+  it('share 1,000 due delayed jobs: exactly one message per notification, and both processes claimed some', async (t) => {
+    await createWorkflow(a, {
+      workflowId: 'pg-later',
+      name: 'Later',
+      steps: [
+        { name: 'wait', type: 'delay', controlValues: { amount: 2, unit: 'seconds' } },
+        { name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{subscriber.subscriberId}}' } },
+      ],
+    });
+    for (let i = 0; i < SUBSCRIBERS; i += BATCH) {
+      const to = Array.from({ length: BATCH }, (_, j) => `pg-sub-${i + j}`);
+      await triggerEvent(front, { name: 'pg-later', to, payload: { i } });
+    }
+    const [{ n }] = await dbQuery(a, "SELECT count(*)::int AS n FROM jobs WHERE type = 'delay' AND status IN ('delayed', 'completed')");
+    assert.equal(n, SUBSCRIBERS);
+
+    await waitFor(
+      `${SUBSCRIBERS} messages`,
+      async () => {
+        const [{ n }] = await dbQuery(a, "SELECT count(*)::int AS n FROM messages WHERE channel = 'in_app'");
+        return n >= SUBSCRIBERS ? n : undefined;
+      },
+      30_000,
+      200,
+    );
+    await sleep(1000);
+
+    const [{ total, runs }] = await dbQuery(
+      a,
+      "SELECT count(*)::int AS total, count(DISTINCT notification_id)::int AS runs FROM messages WHERE channel = 'in_app'",
+    );
+    assert.equal(total, SUBSCRIBERS, 'exactly 1,000 in-app messages');
+    assert.equal(runs, SUBSCRIBERS, 'one per notification');
+    const twice = await dbQuery(a, "SELECT notification_id FROM messages WHERE channel = 'in_app' GROUP BY notification_id HAVING count(*) > 1");
+    assert.deepEqual(twice, []);
+    const statuses = await dbQuery(a, 'SELECT type, status, count(*)::int AS n FROM jobs GROUP BY type, status ORDER BY type');
+    assert.deepEqual(statuses, [
+      { type: 'delay', status: 'completed', n: SUBSCRIBERS },
+      { type: 'in_app', status: 'completed', n: SUBSCRIBERS },
+    ]);
+
+    // Who woke each delay: the worker id each process wrote in the execution detail.
+    const details = await dbQuery(a, "SELECT execution_details FROM jobs WHERE type = 'delay'");
+    const workers = new Map<string, number>();
+    for (const row of details) {
+      const ended = JSON.parse(row.execution_details).filter((d: any) => d.status === 'Success');
+      assert.equal(ended.length, 1, 'each delay ended once');
+      const worker = JSON.parse(ended[0].raw).worker;
+      workers.set(worker, (workers.get(worker) ?? 0) + 1);
+    }
+    assert.equal(workers.size, 2, `both processes claimed jobs: ${JSON.stringify([...workers])}`);
+    for (const [, count] of workers) assert.ok(count > 0);
+    t.diagnostic(`delays woken per process: ${[...workers.values()].join(' + ')}`);
+  });
+});
