@@ -181,14 +181,14 @@ describe('POST /v1/events/trigger', () => {
     });
   }
 
-  it('writes one Notification and one Job per step; runs in-app steps and stops at the first other step', { skip: (process.env.TEST_DATABASE_URL ?? '').startsWith('postgres') }, async () => {
+  it('writes one Notification and one Job per step; runs in-app steps and stops at the first step that waits', { skip: (process.env.TEST_DATABASE_URL ?? '').startsWith('postgres') }, async () => {
     await createWorkflow(server, {
       workflowId: 'multi',
       name: 'Multi',
       tags: ['t1'],
       steps: [
         { name: 'first', type: 'in_app', controlValues: { body: 'one' } },
-        { name: 'mail', type: 'email', controlValues: { subject: 's', body: 'b' } },
+        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'hours' } },
         { name: 'second', type: 'in_app', controlValues: { body: 'two' } },
       ],
     });
@@ -202,11 +202,11 @@ describe('POST /v1/events/trigger', () => {
       assert.equal(notifications.length, 1);
       const n = notifications[0];
       assert.equal(n.id, messages[0]._notificationId);
-      assert.deepEqual(JSON.parse(n.channels), ['in_app', 'email']);
+      assert.deepEqual(JSON.parse(n.channels), ['in_app']);
       assert.deepEqual(JSON.parse(n.payload), { a: 1 });
       assert.deepEqual(JSON.parse(n.tags), ['t1']);
       const jobs = sqlite.prepare('select * from jobs where notification_id = ? order by step_index').all(n.id) as any[];
-      assert.deepEqual(jobs.map((j) => [j.step_index, j.type, j.status]), [[0, 'in_app', 'completed'], [1, 'email', 'pending'], [2, 'in_app', 'pending']]);
+      assert.deepEqual(jobs.map((j) => [j.step_index, j.type, j.status]), [[0, 'in_app', 'completed'], [1, 'delay', 'delayed'], [2, 'in_app', 'pending']]);
       const [detail] = JSON.parse(jobs[0].execution_details);
       assert.equal(detail.status, 'Success');
       assert.equal(detail.detail, 'Message created');
@@ -216,7 +216,7 @@ describe('POST /v1/events/trigger', () => {
       assert.equal(detail.isTest, false);
       assert.equal(detail.raw, '');
       assert.match(detail._id, /^[0-9a-f]{24}$/);
-      assert.deepEqual(JSON.parse(jobs[1].execution_details), []);
+      assert.deepEqual(JSON.parse(jobs[1].execution_details).map((d: any) => d.status), ['Pending']);
       assert.equal(JSON.parse(jobs[0].step)._id, messages[0]._messageTemplateId);
       for (const j of jobs) assert.equal(j.transaction_id, t.transactionId);
     } finally {
