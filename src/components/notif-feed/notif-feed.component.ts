@@ -50,6 +50,8 @@ export class NotifFeed extends InboxElement {
   private observer: IntersectionObserver | null = null;
   private sentinelVisible = false;
   private pumping = false;
+  /** Asked to pump while pumping: the sentinel may have come into view after the loop looked. */
+  private pumpAgain = false;
   private stalls = 0;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -111,12 +113,18 @@ export class NotifFeed extends InboxElement {
    */
   private async pump() {
     const store = this.inbox.store;
-    if (this.pumping || !store) return;
+    if (!store) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
     this.pumping = true;
+    this.pumpAgain = false;
     let stalled = false;
     try {
       await null; // never change state inside the update that asked
-      while (this.sentinelVisible && this.isConnected) {
+      // The observer starts the loop; geometry keeps it honest (its last report may be stale).
+      while (this.isConnected && this.sentinelVisible && this.sentinelNearView()) {
         const s = store.state;
         if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'loading' || s.status === 'error') break;
         const before = s.messages.length;
@@ -127,10 +135,15 @@ export class NotifFeed extends InboxElement {
           break;
         }
         this.stalls = 0;
-        if (!this.sentinelNearView()) break;
       }
     } finally {
       this.pumping = false;
+    }
+    if (this.pumpAgain && !stalled) {
+      // An intersection reported during the loop would otherwise be lost: the sentinel staying in
+      // view fires no new one.
+      void this.pump();
+      return;
     }
     if (stalled && this.stalls < 4) {
       clearTimeout(this.stallTimer);
@@ -141,8 +154,10 @@ export class NotifFeed extends InboxElement {
   private sentinelNearView(): boolean {
     const sentinel = this.renderRoot.querySelector('.sentinel');
     if (!sentinel) return false;
+    const rect = sentinel.getBoundingClientRect();
+    if (rect.width === 0 && rect.height === 0 && rect.top === 0) return false; // not rendered (closed popover)
     const bottom = this.embedded && this.scroller ? this.scroller.getBoundingClientRect().bottom : window.innerHeight;
-    return sentinel.getBoundingClientRect().top <= bottom + 400;
+    return rect.top <= bottom + 400;
   }
 
   override render() {
