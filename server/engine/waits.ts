@@ -74,7 +74,7 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
   let runAt: number | null = null;
   const outcome = await inTransaction(store, async (trx) => {
     if (trx.dialect === 'postgres') {
-      const group = [job.environment_id, job.template_id, step._id, job.subscriber_id, value].join('\u0000');
+      const group = [job.environment_id, job.template_id, step._id, job.subscriber_id, value].join('\u001f'); // not NUL: PostgreSQL text cannot hold it
       await sql`select pg_advisory_xact_lock(hashtextextended(${group}, 0))`.execute(trx.kysely);
     }
     const open = await trx.kysely

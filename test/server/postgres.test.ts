@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { KEYS, TestServer } from './helpers.ts';
+import { expectErrorBody, KEYS, startServer, TestServer } from './helpers.ts';
 
 // PostgreSQL specifics, with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh prints one;
 // `npm run test:server:pg` runs the whole suite there). Skipped on SQLite runs.
@@ -159,5 +159,26 @@ describe('PostgreSQL: a database per test server', { skip }, () => {
       await two.dispose();
     }
     assert.equal(await exists(), false);
+  });
+});
+
+// Runs on both databases: the same input gets the same answer whichever one is behind the service.
+describe('input PostgreSQL cannot store (NUL characters)', () => {
+  let server: TestServer;
+  before(async () => (server = await startServer()));
+  after(() => server.dispose());
+
+  it('is refused with 422 and the field, before anything is written, on SQLite and PostgreSQL alike', async () => {
+    const body = expectErrorBody(await server.post('/v2/subscribers', { subscriberId: 'a\u0000b' }), 422);
+    assert.deepEqual(body.errors.subscriberId, { messages: ['must not contain NUL characters'], value: 'a\u0000b' });
+    const nested = expectErrorBody(await server.post('/v1/events/trigger', { name: 'w', to: 'z', payload: { deep: ['ok', 'x\u0000'] } }), 422);
+    assert.ok(nested.errors['payload.deep.1']);
+    const query = expectErrorBody(await server.get('/v1/notifications', { query: { transactionId: 'tx\u0000' } }), 422);
+    assert.ok(query.errors.transactionId);
+    expectErrorBody(await server.delete('/v1/events/trigger/tx%00x'), 422);
+    expectErrorBody(await server.get('/v2/subscribers/a%00b'), 422);
+    const search = await server.get('/v2/subscribers', { query: { subscriberId: 'a' } });
+    assert.equal(search.status, 200);
+    assert.deepEqual(search.body.data, []);
   });
 });
