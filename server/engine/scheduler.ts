@@ -58,7 +58,7 @@ export class Scheduler {
     options: SchedulerOptions = {},
   ) {
     this.pollMs = Math.max(10, options.pollMs ?? 250);
-    this.batch = options.batch ?? 50;
+    this.batch = options.batch ?? 100;
     this.concurrency = options.concurrency ?? 4;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.worker = options.worker ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -128,22 +128,53 @@ export class Scheduler {
     }
   }
 
-  /** Claims the due jobs (one batch) and runs them; the number claimed. */
+  /**
+   * Claims the due jobs (one batch) and runs them; the number claimed. The waits of the batch end in
+   * one transaction, and what the runs read (their jobs, subscribers, workflows) is read once for
+   * the batch: a burst of due jobs costs a few statements per job.
+   */
   async runDue(now = Date.now()): Promise<number> {
-    const jobs = await this.claim(now);
+    const claimed = await this.claim(now);
+    if (claimed.length === 0) return 0;
+    const firedAt = new Date();
+    const ids = [...(await this.endWaits(claimed, firedAt))];
+    if (ids.length === 0) return claimed.length;
+    const k = this.store.kysely;
+    const jobs = await k.selectFrom('jobs').selectAll().where('notification_id', 'in', ids).orderBy('notification_id').orderBy('step_index').execute();
+    const runs = new Map<string, JobRow[]>();
+    for (const job of jobs) {
+      const list = runs.get(job.notification_id) ?? [];
+      list.push(job);
+      runs.set(job.notification_id, list);
+    }
+    const first = (id: string) => runs.get(id)?.[0];
+    const subscriberIds = [...new Set(ids.map((id) => first(id)?.subscriber_id).filter((v): v is string => !!v))];
+    const workflowIds = [...new Set(ids.map((id) => first(id)?.template_id).filter((v): v is string => !!v))];
+    const subscribers = new Map((await k.selectFrom('subscribers').selectAll().where('id', 'in', subscriberIds).execute()).map((r) => [r.id, r]));
+    const workflows = new Map((await k.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).execute()).map((r) => [r.id, r]));
+
     let i = 0;
     const worker = async () => {
-      while (i < jobs.length) {
-        const job = jobs[i++]!;
+      while (i < ids.length) {
+        const id = ids[i++]!;
+        const run = runs.get(id);
+        if (!run?.length) continue;
         try {
-          await this.fire(job);
+          await advance(this.store, id, {
+            worker: this.worker,
+            now: firedAt,
+            jobs: run,
+            subscriber: subscribers.get(run[0]!.subscriber_id),
+            workflow: workflows.get(run[0]!.template_id),
+          });
+          this.fired++;
         } catch (err) {
           this.onError(err);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, jobs.length) }, worker));
-    return jobs.length;
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, ids.length) }, worker));
+    return claimed.length;
   }
 
   /** Marks up to `batch` due, unclaimed jobs as this process's, in one statement. */
@@ -187,56 +218,51 @@ export class Scheduler {
   }
 
   /**
-   * Runs one claimed job. A `delayed` one (its wait is over) completes, and the step after it becomes
-   * `queued` under this process's lock, in one transaction; then the run goes on from there. A
-   * `queued` one (left by a process that died) just runs.
+   * Ends the claimed waits, in one transaction: a `delayed` job completes, only if it is still
+   * delayed and still this process's, and the step after it becomes `queued` under this process's
+   * lease. A `queued` job (left by a process that died) is run as it is. Returns the runs to go on with.
    */
-  private async fire(claimed: JobRow): Promise<void> {
-    const now = new Date();
-    const go = await inTransaction(this.store, async (trx) => {
-      const job = await trx.kysely.selectFrom('jobs').selectAll().where('id', '=', claimed.id).executeTakeFirst();
-      if (!job || job.locked_by !== this.worker) return false;
-      if (job.status === 'queued') return true;
-      if (job.status !== 'delayed') return false;
-      const details = parseJson<ExecutionDetail[]>(job.execution_details, []);
-      const due = job.run_at === null ? null : new Date(Number(job.run_at)).toISOString();
-      const events = job.type === 'digest' ? (parseJson<{ events?: unknown[] }>(job.digest, {}).events ?? []).length : 0;
-      details.push(
-        executionDetail(
-          now,
-          'Success',
-          job.type === 'digest' ? `Digest window ended with ${events} event(s)` : `Delay ended (due ${due})`,
-          { raw: toJson({ worker: this.worker, dueAt: due, firedAt: now.toISOString(), lateMs: job.run_at === null ? null : now.getTime() - Number(job.run_at) }) },
-        ),
-      );
-      const done = await trx.kysely
-        .updateTable('jobs')
-        .set({ status: 'completed', execution_details: toJson(details), locked_by: null, locked_until: null, updated_at: now.toISOString() })
-        .where('id', '=', job.id)
-        .where('status', '=', 'delayed')
-        .where('locked_by', '=', this.worker)
-        .executeTakeFirst();
-      if (Number(done.numUpdatedRows) === 0) return false;
-      const next = await trx.kysely
-        .selectFrom('jobs')
-        .select(['id', 'status'])
-        .where('notification_id', '=', job.notification_id)
-        .where('step_index', '>', job.step_index)
-        .orderBy('step_index')
-        .limit(1)
-        .executeTakeFirst();
-      if (next?.status === 'pending') {
+  private async endWaits(claimed: JobRow[], now: Date): Promise<Set<string>> {
+    const iso = now.toISOString();
+    return inTransaction(this.store, async (trx) => {
+      const go = new Set<string>();
+      for (const job of claimed) {
+        if (job.status === 'queued') {
+          go.add(job.notification_id);
+          continue;
+        }
+        const details = parseJson<ExecutionDetail[]>(job.execution_details, []);
+        const due = job.run_at === null ? null : new Date(Number(job.run_at)).toISOString();
+        const events = job.type === 'digest' ? (parseJson<{ events?: unknown[] }>(job.digest, {}).events ?? []).length : 0;
+        details.push(
+          executionDetail(now, 'Success', job.type === 'digest' ? `Digest window ended with ${events} event(s)` : `Delay ended (due ${due})`, {
+            raw: toJson({
+              worker: this.worker,
+              dueAt: due,
+              firedAt: iso,
+              lateMs: job.run_at === null ? null : now.getTime() - Number(job.run_at),
+            }),
+          }),
+        );
+        const done = await trx.kysely
+          .updateTable('jobs')
+          .set({ status: 'completed', execution_details: toJson(details), locked_by: null, locked_until: null, updated_at: iso })
+          .where('id', '=', job.id)
+          .where('status', '=', 'delayed')
+          .where('locked_by', '=', this.worker)
+          .executeTakeFirst();
+        if (Number(done.numUpdatedRows) === 0) continue;
+        // A run's jobs have step_index 0..n-1 (planRun), so the next step is step_index + 1.
         await trx.kysely
           .updateTable('jobs')
-          .set({ status: 'queued', run_at: now.getTime(), locked_by: this.worker, locked_until: now.getTime() + this.leaseMs, updated_at: now.toISOString() })
-          .where('id', '=', next.id)
+          .set({ status: 'queued', run_at: now.getTime(), locked_by: this.worker, locked_until: now.getTime() + this.leaseMs, updated_at: iso })
+          .where('notification_id', '=', job.notification_id)
+          .where('step_index', '=', job.step_index + 1)
           .where('status', '=', 'pending')
           .execute();
+        go.add(job.notification_id);
       }
-      return true;
+      return go;
     });
-    if (!go) return;
-    this.fired++;
-    await advance(this.store, claimed.notification_id, { worker: this.worker, now });
   }
 }
