@@ -86,7 +86,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   private busy = 0; // mutations in flight: server reads answered meanwhile may predate them
   private dirtyCount = false;
   private dirtyFeed = false;
-  private counted = false;
+  /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
+  counted = false;
   private lastWake = -Infinity;
 
   constructor(config: InboxConfig) {

@@ -56,6 +56,8 @@ export interface InboxErrorDetail {
 export interface InboxStoreApi extends EventTarget {
   readonly config: Readonly<InboxConfig>;
   readonly state: InboxState;
+  /** True once the server has answered the unseen count: later increases are new messages (announced). */
+  readonly counted?: boolean;
   /** Calls `listener` after every state change; returns the unsubscribe function. */
   subscribe(listener: (state: InboxState) => void): () => void;
   /** Reference-counted: polling runs while at least one element is connected. */
