@@ -3,7 +3,10 @@
 // optimistically, and shares one poller between the tabs of a browser (navigator.locks elects a
 // leader among the visible tabs; BroadcastChannel carries its results and every tab's mutations).
 // It never touches elements: only document.visibilityState and window events.
-import { NotifApiError, NotifClient, newIdempotencyKey, type CallOptions } from '../api/client.ts';
+import {
+  NotifApiError, deleteMessage, feed, markAll, markAs, messageAction, newIdempotencyKey, unseenCount,
+  type CallOptions, type NotifClientOptions,
+} from '../api/request.ts';
 import type { FeedResponse, MarkAs, Message } from '../api/types.ts';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
 
@@ -44,7 +47,8 @@ export const storeKey = (c: InboxConfig): string =>
 
 export class InboxStore extends EventTarget implements InboxStoreApi {
   readonly config: Readonly<InboxConfig>;
-  readonly client: NotifClient;
+  /** How to reach the service (the client's options: address, key, fetch, proxy header). */
+  private readonly api: NotifClientOptions;
   state: InboxState = {
     messages: [],
     hasMore: false,
@@ -97,12 +101,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.pageSize = Number.isFinite(size) ? Math.min(100, Math.max(1, size)) : 20;
     this.interval = Math.max(1000, config.pollInterval ?? 15_000);
     this.name = `notif-inbox:${hash(storeKey(config))}`;
-    this.client = new NotifClient({
+    this.api = {
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
       fetch: config.fetch,
       headers: config.subscriberHash ? { 'x-subscriber-hash': config.subscriberHash } : undefined,
-    });
+    };
   }
 
   subscribe(listener: (state: InboxState) => void): () => void {
@@ -284,7 +288,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   private async loadCount(refetch: boolean) {
     const ctrl = (this.countCtrl = new AbortController());
     const seq = this.countSeq;
-    const { count } = await this.client.unseenCount(this.config.subscriberId, {}, { signal: ctrl.signal });
+    const { count } = await unseenCount(this.api, this.config.subscriberId, {}, { signal: ctrl.signal });
     if (seq !== this.countSeq) return undefined;
     if (this.busy) {
       this.dirtyCount = true;
@@ -331,7 +335,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (!this.state.loaded) this.set({ status: 'loading' });
     let res: FeedResponse;
     try {
-      res = await this.client.feed(this.config.subscriberId, this.feedQuery(0), { signal });
+      res = await feed(this.api, this.config.subscriberId, this.feedQuery(0), { signal });
     } catch (e) {
       if (seq !== this.feedSeq) return this.first;
       if ((e as Error)?.name === 'AbortError') return;
@@ -400,7 +404,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const loaded = s.tab === 'unread' ? s.messages.filter((m) => !m.read).length : s.messages.length;
     this.set({ loadingMore: true });
     try {
-      const res = await this.client.feed(this.config.subscriberId, this.feedQuery(Math.floor(loaded / this.pageSize)), { signal });
+      const res = await feed(this.api, this.config.subscriberId, this.feedQuery(Math.floor(loaded / this.pageSize)), { signal });
       if (seq !== this.moreSeq) return;
       this.set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
     } catch (e) {
@@ -499,7 +503,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       undefined,
       (m) => (markAs === 'read' ? !m.read || !m.seen : !m.seen),
       (m) => ({ ...m, ...all }),
-      (o) => this.client.markAll(this.config.subscriberId, { markAs, feedIdentifier: this.config.feedIdentifier }, o),
+      (o) => markAll(this.api, this.config.subscriberId, { markAs, feedIdentifier: this.config.feedIdentifier }, o),
       { all, count: 0 },
     );
   }
@@ -519,7 +523,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       messageId,
       (m) => m._id === messageId,
       (m) => ({ ...m, read, seen: m.seen || read }),
-      (o) => this.client.markAs(this.config.subscriberId, { messageId, markAs: read ? 'read' : 'unread' }, o),
+      (o) => markAs(this.api, this.config.subscriberId, { messageId, markAs: read ? 'read' : 'unread' }, o),
     );
   }
 
@@ -537,7 +541,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       messageId,
       (m) => m._id === messageId,
       () => null,
-      (o) => this.client.deleteMessage(messageId, o).then(() => undefined),
+      (o) => deleteMessage(this.api, messageId, o).then(() => undefined),
       { ok404: true },
     );
   }
@@ -548,7 +552,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       messageId,
       (m) => m._id === messageId,
       (m) => ({ ...m, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
-      (o) => this.client.messageAction(this.config.subscriberId, messageId, type, { status: 'done' }, o),
+      (o) => messageAction(this.api, this.config.subscriberId, messageId, type, { status: 'done' }, o),
     );
   }
 }

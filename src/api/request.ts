@@ -1,0 +1,151 @@
+// The HTTP layer of NotifClient, and the six endpoints the inbox itself calls, as plain functions
+// so that the elements' bundle carries only these (NotifClient, with every endpoint, is for apps).
+import type {
+  DeleteMessageResponse, FeedQuery, FeedResponse, MarkAllRequest, MarkAsRequest, Message, MessageActionRequest,
+  UnseenCountQuery, UnseenCountResponse,
+} from './types.ts';
+
+export interface NotifClientOptions {
+  /** The service address, e.g. `https://api.example.com` or a proxy path such as `/notif`. */
+  baseUrl: string;
+  /** Sent as `Authorization: ApiKey <key>`. A secret: development only in a browser. */
+  apiKey?: string;
+  /** An app-supplied fetch (for instance one that adds the app's own authorisation). */
+  fetch?: typeof fetch;
+  /** Extra headers on every request (e.g. the proxy's `x-subscriber-hash`). */
+  headers?: Record<string, string>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** For mutations: reuse one key across retries of the same logical mutation. Default: a new UUID. */
+  idempotencyKey?: string;
+  headers?: Record<string, string>;
+}
+
+type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
+export type Query = Record<string, QueryValue>;
+
+export interface RequestInit2 extends CallOptions {
+  query?: Query;
+  body?: unknown;
+}
+
+/** A non-2xx answer (or, with `status` 0, a network failure). */
+export class NotifApiError extends Error {
+  override name = 'NotifApiError';
+  constructor(
+    /** HTTP status; 0 when the request never got an answer. */
+    readonly status: number,
+    message: string,
+    /** The parsed error body (decisions.md: `{statusCode, error, message, timestamp, path}`). */
+    readonly body?: unknown,
+    /** Seconds from `Retry-After`, when the server sent it. */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A random UUID; falls back to getRandomValues where randomUUID is missing (non-secure contexts). */
+export const newIdempotencyKey = (): string =>
+  crypto.randomUUID?.() ??
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+
+/** Base64 of the UTF-8 JSON of `value` (the feed's `payload` filter). */
+export const encodePayload = (value: unknown): string =>
+  btoa(Array.from(new TextEncoder().encode(JSON.stringify(value)), (b) => String.fromCharCode(b)).join(''));
+
+/** decisions.md: a body that is an object whose only key is `data` is a Novu envelope. */
+export const unwrap = (body: unknown): unknown =>
+  body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1 && 'data' in body
+    ? (body as { data: unknown }).data
+    : body;
+
+const retryAfterSeconds = (value: string | null): number | undefined => {
+  if (!value) return undefined;
+  const n = Number(value);
+  if (Number.isFinite(n)) return Math.max(0, n);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+};
+
+
+/** One HTTP call: auth, idempotency key for mutations, query arrays as repeated params, envelope, errors. */
+export async function request<T>(options: NotifClientOptions, method: string, path: string, init: RequestInit2 = {}): Promise<T> {
+  const { baseUrl, apiKey, headers: base } = options;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(init.query ?? {})) {
+    if (value === undefined || value === null) continue;
+    for (const v of Array.isArray(value) ? value : [value]) params.append(name, String(v));
+  }
+  const qs = params.toString();
+  const headers: Record<string, string> = { accept: 'application/json', ...base, ...init.headers };
+  if (apiKey) headers.authorization = `ApiKey ${apiKey}`;
+  if (method !== 'GET') headers['idempotency-key'] = init.idempotencyKey ?? newIdempotencyKey();
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+
+  const doFetch = options.fetch ?? fetch;
+  let response: Response;
+  try {
+    response = await doFetch(`${baseUrl.replace(/\/+$/, '')}${path}${qs ? `?${qs}` : ''}`, {
+      method,
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: init.signal,
+    });
+  } catch (err) {
+    if (init.signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
+    throw new NotifApiError(0, `Network error: ${(err as Error)?.message ?? err}`);
+  }
+  const text = await response.text();
+  let body: unknown = undefined;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = text;
+    }
+  }
+  if (!response.ok) {
+    const m = (body as { message?: unknown } | undefined)?.message;
+    const message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : `${response.status} ${response.statusText}`;
+    throw new NotifApiError(response.status, message, body, retryAfterSeconds(response.headers.get('retry-after')));
+  }
+  return unwrap(body) as T;
+}
+
+const seg = encodeURIComponent;
+const inbox = (subscriberId: string, rest: string) => `/v1/subscribers/${seg(subscriberId)}/${rest}`;
+
+// The endpoints the inbox uses, as functions so a bundle carries only these (the store imports them;
+// NotifClient's methods of the same names call them).
+
+/** Endpoint 1: act on a message's CTA button. */
+export const messageAction = (c: NotifClientOptions, subscriberId: string, messageId: string, type: string, body: MessageActionRequest, o?: CallOptions) =>
+  request<Message>(c, 'POST', inbox(subscriberId, `messages/${seg(messageId)}/actions/${seg(type)}`), { ...o, body });
+
+/** Endpoint 7: resolves to the number of messages changed. */
+export const markAll = (c: NotifClientOptions, subscriberId: string, body: MarkAllRequest, o?: CallOptions) =>
+  request<number>(c, 'POST', inbox(subscriberId, 'messages/mark-all'), { ...o, body });
+
+/** Endpoint 9. */
+export const deleteMessage = (c: NotifClientOptions, messageId: string, o?: CallOptions) =>
+  request<DeleteMessageResponse>(c, 'DELETE', `/v1/messages/${seg(messageId)}`, o);
+
+/** Endpoint 10: one page of the subscriber's in-app feed. */
+export const feed = (c: NotifClientOptions, subscriberId: string, query: FeedQuery = {}, o?: CallOptions) => {
+  const { payload, ...rest } = query;
+  return request<FeedResponse>(c, 'GET', inbox(subscriberId, 'notifications/feed'), {
+    ...o,
+    query: { ...rest, payload: payload && encodePayload(payload) },
+  });
+};
+
+/** Endpoint 13. */
+export const unseenCount = (c: NotifClientOptions, subscriberId: string, query: UnseenCountQuery = {}, o?: CallOptions) =>
+  request<UnseenCountResponse>(c, 'GET', inbox(subscriberId, 'notifications/unseen'), { ...o, query: query as Query });
+
+/** Extension (decisions.md): mark one message read, unread, seen or unseen. */
+export const markAs = (c: NotifClientOptions, subscriberId: string, body: MarkAsRequest, o?: CallOptions) =>
+  request<Message[]>(c, 'POST', inbox(subscriberId, 'messages/mark-as'), { ...o, body });
