@@ -251,4 +251,25 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_lookup_indexes': {
+    // An open digest for a (subscriber, workflow) is looked up on every trigger of a digest
+    // workflow; subscriber search orders by createdAt / updatedAt with _id as the tie-break.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createIndex('jobs_open_digest')
+        .on('jobs')
+        .columns(['subscriber_id', 'template_id', 'status', 'run_at'])
+        .execute();
+      await db.schema
+        .createIndex('subscribers_env_created')
+        .on('subscribers')
+        .columns(['environment_id', 'created_at', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('subscribers_env_updated')
+        .on('subscribers')
+        .columns(['environment_id', 'updated_at', 'id'])
+        .execute();
+    },
+  },
 };
