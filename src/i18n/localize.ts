@@ -34,19 +34,30 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['minute', 60],
 ];
 
-const rtfCache = new Map<string, Intl.RelativeTimeFormat>();
-const nfCache = new Map<string, Intl.NumberFormat>();
-const dtfCache = new Map<string, Intl.DateTimeFormat>();
+const formats = new Map<string, Intl.RelativeTimeFormat | Intl.NumberFormat | Intl.DateTimeFormat>();
 
-function cached<T>(map: Map<string, T>, key: string, make: () => T): T {
-  let v = map.get(key);
-  if (!v) map.set(key, (v = make()));
-  return v;
+/** One formatter per kind and locale; an invalid locale tag falls back to English rather than break rendering. */
+function intl<T extends Intl.RelativeTimeFormat | Intl.NumberFormat | Intl.DateTimeFormat>(
+  Format: new (locale: string, options?: object) => T,
+  locale: string,
+  options?: object,
+): T {
+  const key = Format.name + locale;
+  let f = formats.get(key) as T | undefined;
+  if (!f) {
+    try {
+      f = new Format(locale, options);
+    } catch {
+      f = new Format('en', options);
+    }
+    formats.set(key, f);
+  }
+  return f;
 }
 
 /** "now", "5 min. ago", "yesterday", "3 wk. ago": the largest whole unit, through Intl.RelativeTimeFormat. */
 export function relativeTime(date: Date, now: number, locale: string): string {
-  const rtf = cached(rtfCache, locale, () => safeIntl(() => new Intl.RelativeTimeFormat(locale, { numeric: 'auto', style: 'short' }), () => new Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' })));
+  const rtf = intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' });
   const seconds = Math.round((date.getTime() - now) / 1000);
   const abs = Math.abs(seconds);
   if (abs < 45) return rtf.format(0, 'second');
@@ -57,27 +68,17 @@ export function relativeTime(date: Date, now: number, locale: string): string {
 }
 
 export function formatNumber(n: number, locale: string): string {
-  return cached(nfCache, locale, () => safeIntl(() => new Intl.NumberFormat(locale), () => new Intl.NumberFormat('en'))).format(n);
+  return intl(Intl.NumberFormat, locale).format(n);
 }
 
 /** A full date and time for tooltips and `<time>`. */
 export function formatDateTime(date: Date, locale: string): string {
-  return cached(dtfCache, locale, () =>
-    safeIntl(() => new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }), () => new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' })),
-  ).format(date);
+  return intl(Intl.DateTimeFormat, locale, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
 }
 
 /** A count as a badge shows it: the number, or "99+" past `max`. */
 export function formatCount(n: number, locale: string, max = 99): string {
   return n > max ? `${formatNumber(max, locale)}+` : formatNumber(n, locale);
-}
-
-function safeIntl<T>(make: () => T, fallback: () => T): T {
-  try {
-    return make();
-  } catch {
-    return fallback(); // an invalid locale tag must not break rendering
-  }
 }
 
 export interface LocalizeHost extends ReactiveControllerHost, HTMLElement {

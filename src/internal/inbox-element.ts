@@ -1,10 +1,15 @@
-import type { PropertyDeclarations } from 'lit';
+import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { InboxConfig, InboxStoreApi } from '../store/types.ts';
 import { LocalizeController } from '../i18n/localize.ts';
 import { NotifElement } from './base-element.ts';
 import { StoreController } from './store-controller.ts';
 
 export type Theme = 'light' | 'dark' | 'auto';
+
+/** Milliseconds between two announcements of new messages: more arriving meanwhile are summed. */
+export const ANNOUNCE_INTERVAL = 5000;
+/** The element that announces a store's new messages: one live region per store on the page. */
+const announcers = new WeakMap<InboxStoreApi, InboxElement>();
 
 /**
  * What `<notif-bell>` and `<notif-feed>` share: the configuration attributes (read by whichever of
@@ -53,9 +58,43 @@ export class InboxElement extends NotifElement {
 
   protected readonly localize = new LocalizeController(this);
   protected readonly inbox = new StoreController(this, {
-    attached: (store) => this.storeAttached(store),
+    attached: (store) => this.storeAttached(store, (this.heard = -1)),
     detached: (store) => this.storeDetached(store),
   });
+
+  /** The unseen count last seen; -1 until the server has answered it (and after a change of store). */
+  private heard = -1;
+  private pending = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** Counts new messages (rises of the unseen count) for the live region. */
+  protected override willUpdate() {
+    const store = this.inbox.store;
+    if (!store?.counted || !this.inbox.outermost) return;
+    let owner = announcers.get(store);
+    if (!owner?.isConnected) announcers.set(store, (owner = this));
+    if (owner !== this) return;
+    const count = store.state.unseenCount;
+    if (this.heard >= 0 && count > this.heard) {
+      this.pending += count - this.heard;
+      if (!this.timer) this.flush();
+    }
+    this.heard = count;
+  }
+
+  /** Announces what is pending, then keeps quiet for ANNOUNCE_INTERVAL (and clears the region after). */
+  private flush = () => {
+    const n = this.pending;
+    const live = this.renderRoot.querySelector('#live');
+    this.pending = 0;
+    this.timer = n ? setTimeout(this.flush, ANNOUNCE_INTERVAL) : undefined;
+    if (live) live.textContent = n ? this.localize.fn('newNotifications', n, this.localize.number(n)) : '';
+  };
+
+  /** The polite live region, in the outermost element only. */
+  protected liveRegion() {
+    return this.inbox.outermost ? html`<div id="live" class="sr-only" role="status"></div>` : nothing;
+  }
 
   /** The configuration from this element's attributes, or null when base-url or subscriber-id is missing. */
   inboxConfig(): InboxConfig | null {
@@ -81,6 +120,6 @@ export class InboxElement extends NotifElement {
     return !!this.inbox.store || !this.inbox.outermost;
   }
 
-  protected storeAttached(_store: InboxStoreApi): void {}
+  protected storeAttached(_store: InboxStoreApi, _?: unknown): void {}
   protected storeDetached(_store: InboxStoreApi): void {}
 }

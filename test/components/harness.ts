@@ -166,7 +166,7 @@ export class FeedHarness {
 
   /** Scrolls to the end of the list (the page, or the popover's panel) and waits for the next page. */
   async scrollToEnd() {
-    const body = this.root.querySelector<HTMLElement>('[part~="body"]')!;
+    const body = this.root.querySelector<HTMLElement>('[part~="panel"]')!;
     if (this.el.embedded) body.scrollTop = body.scrollHeight;
     else window.scrollTo(0, document.documentElement.scrollHeight);
     await new Promise((r) => setTimeout(r, 50));

@@ -2,24 +2,51 @@ import { html, nothing, type PropertyDeclarations } from 'lit';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { emit } from '../../internal/emit.ts';
 import { bellIcon } from '../../internal/icons.ts';
-import { NotifFeed } from '../notif-feed/notif-feed.component.ts';
+import { FEED_PARTS, NotifFeed } from '../notif-feed/notif-feed.component.ts';
 import styles from './notif-bell.styles.ts';
 
 NotifFeed.define('notif-feed');
 
+/** The elements under `node` that Tab reaches, in order, through shadow roots and slots. */
+function tabbables(node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLElement[] {
+  for (const el of node instanceof HTMLSlotElement ? node.assignedElements({ flatten: true }) : node.children) {
+    if ((el as HTMLElement).tabIndex >= 0 && !(el as HTMLButtonElement).disabled && el.checkVisibility()) out.push(el as HTMLElement);
+    tabbables(el.shadowRoot ?? el, out);
+  }
+  return out;
+}
+
+/** The focused element, looking inside shadow roots. */
+function deepActive(): Element | null {
+  let el = document.activeElement;
+  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+  return el;
+}
+
 /**
  * @summary A bell button with the unseen count; opens a popover holding a `<notif-feed>`.
  *
+ * The popover is a labelled dialog: focus moves into it, Tab stays inside, Escape (or a click
+ * outside) closes it and focus returns to the bell. New messages are announced politely.
+ *
  * @slot icon - Replaces the bell icon.
+ * @slot header - Forwarded to the feed's `header` slot.
+ * @slot empty - Forwarded to the feed's `empty` slot.
  *
  * @csspart button - The bell button.
  * @csspart bell-icon - The default icon.
  * @csspart badge - The unseen count ("99+" past 99; hidden at 0).
  * @csspart popover - The popover dialog.
- * @csspart feed - The `<notif-feed>` inside the popover.
+ * @csspart feed - The `<notif-feed>` inside the popover; its parts are exported under their own names
+ * (`header`, `tabs`, `list`, `message`, `avatar`, `subject`, ...).
  *
  * @cssprop --notif-popover-width - Popover width (default 25rem).
  * @cssprop --notif-popover-height - Popover height (default 34rem).
+ * @cssprop --notif-bell-background - The bell button's background (default none).
+ * @cssprop --notif-bell-color - The bell icon's colour (default currentColor).
+ * @cssprop --notif-badge-border - The ring around the badge (default the surface colour).
+ * @cssprop --notif-color-badge - Badge background.
+ * @cssprop --notif-color-on-badge - Badge text.
  *
  * @fires notif-seen-change - Opening marked every message seen.
  * @fires notif-unseen-count-change - The unseen count changed.
@@ -102,10 +129,26 @@ export class NotifBell extends InboxElement {
     if (!e.composedPath().includes(this)) void this.hide(false);
   };
 
+  /** Forwards a slot of this element to the feed's slot, only when it is used (else the feed keeps its own content). */
+  private forward(name: string) {
+    return this.querySelector(`:scope>[slot=${name}]`) ? html`<slot name=${name} slot=${name}></slot>` : nothing;
+  }
+
+  /** Escape closes the popover; Tab stays inside it, from the last stop to the first and back. */
   private onDocumentKey = (e: KeyboardEvent) => {
-    if (e.key === 'Escape' && !e.defaultPrevented) {
+    if (e.defaultPrevented) return;
+    if (e.key === 'Escape') {
       e.preventDefault();
       void this.hide();
+    } else if (e.key === 'Tab') {
+      const popover = this.popoverEl!;
+      const stops = tabbables(popover);
+      const active = deepActive();
+      const edge = e.shiftKey ? (active === popover ? active : stops[0]) : stops.at(-1);
+      if (!stops.length || active === edge) {
+        e.preventDefault();
+        (e.shiftKey ? stops.at(-1) : stops[0])?.focus();
+      }
     }
   };
 
@@ -134,19 +177,23 @@ export class NotifBell extends InboxElement {
         id="popover"
         popover="manual"
         role="dialog"
+        aria-modal="true"
         aria-label=${this.localize.term('notifications')}
         tabindex="-1"
       >
         ${this.open
           ? html`<notif-feed
               part="feed"
+              exportparts=${FEED_PARTS}
               embedded
               .store=${this.inbox.store}
               locale=${this.localize.locale}
               theme=${this.theme ?? nothing}
-            ></notif-feed>`
+              >${this.forward('header')}${this.forward('empty')}</notif-feed
+            >`
           : nothing}
       </div>
+      ${this.liveRegion()}
     `;
   }
 }

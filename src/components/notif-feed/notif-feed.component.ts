@@ -10,6 +10,10 @@ import styles from './notif-feed.styles.ts';
 NotifMessage.define('notif-message');
 
 const TABS: InboxTab[] = ['all', 'unread'];
+/** The messages' parts, exported by the feed under the same names (none is also a feed part). */
+const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,menu-button,menu,menu-item';
+/** The feed's parts and its messages', as `<notif-bell>` exports them. */
+export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-selected,panel,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -24,14 +28,36 @@ const TABS: InboxTab[] = ['all', 'unread'];
  * @csspart title - The title.
  * @csspart mark-all-button - "Mark all as read".
  * @csspart tabs - The tab list; each tab is `tab` (and `tab-selected`).
- * @csspart body - The scrolling panel.
+ * @csspart panel - The tab panel (it scrolls inside the bell's popover).
  * @csspart list - The list of messages; each entry is `item`.
- * @csspart message - Each `<notif-message>`.
+ * @csspart message - Each `<notif-message>`; its parts are exported under their own names (`row`,
+ * `avatar`, `subject`, `body`, `time`, `actions`, `button`, `menu`, ...).
  * @csspart skeleton - The loading placeholder.
  * @csspart empty - The empty state.
  * @csspart error - The error state (and the inline error banner).
  * @csspart retry-button - Retry after an error.
  * @csspart loading-more - Shown while the next page loads.
+ *
+ * The list has one tab stop (roving tabindex): ArrowUp / ArrowDown, Home and End move between
+ * messages, Enter or Space opens one. The tabs follow the ARIA tabs pattern.
+ *
+ * @cssprop --notif-color-surface - Background (and -surface-raised, -surface-hover, -surface-unread).
+ * @cssprop --notif-color-text - Text.
+ * @cssprop --notif-color-muted - Secondary text: bodies, times, hints.
+ * @cssprop --notif-color-border - Dividers and outlines.
+ * @cssprop --notif-color-accent - Selected tab, primary buttons (and -accent-hover, --notif-color-on-accent).
+ * @cssprop --notif-color-unread - The unread dot.
+ * @cssprop --notif-color-focus-ring - The keyboard focus ring.
+ * @cssprop --notif-color-danger - Delete.
+ * @cssprop --notif-color-skeleton - Loading placeholders.
+ * @cssprop --notif-font-family - Font family.
+ * @cssprop --notif-font-size - Base font size (default .875rem).
+ * @cssprop --notif-font-size-small - Times, hints, buttons (default .75rem).
+ * @cssprop --notif-radius - Corner radius (default .625rem).
+ * @cssprop --notif-radius-small - Buttons' corner radius (default .375rem).
+ * @cssprop --notif-spacing - The spacing unit (default .75rem).
+ * @cssprop --notif-shadow - Popover and menu shadow.
+ * @cssprop --notif-duration - Transitions (0s under prefers-reduced-motion).
  *
  * @fires notif-read-change - Mark all as read.
  * @fires notif-error - A request failed (outermost element only).
@@ -42,10 +68,13 @@ export class NotifFeed extends InboxElement {
   static override styles = styles;
   static override properties: PropertyDeclarations = {
     embedded: { type: Boolean, reflect: true },
+    activeId: { state: true },
   };
 
   /** Set by `<notif-bell>`: the feed fills the popover and scrolls inside it. */
   declare embedded: boolean;
+  /** The message holding the list's tab stop. */
+  declare private activeId: string | undefined;
 
   private observer: IntersectionObserver | null = null;
   private sentinelVisible = false;
@@ -178,7 +207,7 @@ export class NotifFeed extends InboxElement {
         </header>
         ${this.renderTabs(state)}
         <div
-          part="body"
+          part="panel"
           class="body"
           id="panel"
           role="tabpanel"
@@ -188,9 +217,10 @@ export class NotifFeed extends InboxElement {
           ${this.renderBody(state)}
           <div class="sentinel" aria-hidden="true"></div>
           ${state?.loadingMore
-            ? html`<div part="loading-more" class="more" role="status"><span class="spinner" aria-hidden="true"></span>${this.localize.term('loadingMore')}</div>`
+            ? html`<div part="loading-more" class="more"><span class="spinner"></span>${this.localize.term('loadingMore')}</div>`
             : nothing}
         </div>
+        ${this.liveRegion()}
       </section>
     `;
   }
@@ -246,8 +276,9 @@ export class NotifFeed extends InboxElement {
         </div>`;
     }
     const store = this.inbox.store;
+    const active = state.messages.some((m) => m._id === this.activeId) ? this.activeId : state.messages[0]!._id;
     return html`${banner}
-      <ul part="list" class="list" role="list">
+      <ul part="list" class="list" role="list" @keydown=${this.onListKey} @focusin=${this.onListFocus}>
         ${repeat(
           state.messages,
           (m) => m._id,
@@ -255,8 +286,9 @@ export class NotifFeed extends InboxElement {
             html`<li part="item" class="item">
               <notif-message
                 part="message"
-                exportparts="base: message-base, link: message-link, subject: message-subject, body: message-body, avatar: message-avatar, time: message-time, unread-dot: message-unread-dot, actions: message-actions, button: message-button, action-result: message-action-result, menu-button: message-menu-button, menu: message-menu, menu-item: message-menu-item"
+                exportparts=${MESSAGE_PARTS}
                 .message=${m}
+                .active=${m._id === active}
                 .store=${store}
                 .markAsSupported=${state.markAsSupported}
                 locale=${this.localize.locale}
@@ -268,13 +300,10 @@ export class NotifFeed extends InboxElement {
   }
 
   private renderSkeleton() {
-    return html`<div part="skeleton" role="status">
+    return html`<div part="skeleton">
       <span class="sr-only">${this.localize.term('loading')}</span>
       ${[0, 1, 2, 3, 4].map(
-        () => html`<div class="skeleton" aria-hidden="true">
-          <div class="bone avatar"></div>
-          <div class="lines"><div class="bone line"></div><div class="bone line short"></div></div>
-        </div>`,
+        () => html`<div class="skeleton"><div class="bone avatar"></div><div class="lines"><div class="bone line"></div><div class="bone line"></div></div></div>`,
       )}
     </div>`;
   }
@@ -308,6 +337,20 @@ export class NotifFeed extends InboxElement {
     e.preventDefault();
     this.selectTab(TABS[next]!);
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>(`#tab-${TABS[next]}`)?.focus());
+  };
+
+  /** Roving tabindex: ArrowUp / ArrowDown, Home, End move between messages (unless a menu used the key). */
+  private onListKey = (e: KeyboardEvent) => {
+    const items = [...this.renderRoot.querySelectorAll('notif-message')];
+    const i = items.indexOf(e.target as NotifMessage);
+    const next = items[({ ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 } as Record<string, number>)[e.key] ?? -1];
+    if (!next || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+    e.preventDefault();
+    next.focus();
+  };
+
+  private onListFocus = (e: FocusEvent) => {
+    this.activeId = (e.target as NotifMessage).message?._id;
   };
 
   private markAllRead = () => {

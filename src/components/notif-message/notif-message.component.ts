@@ -46,7 +46,7 @@ function clip(text: string): string {
 /**
  * @summary One notification: avatar, subject, body, relative time, unread dot, CTA buttons, menu.
  *
- * @csspart base - The message row.
+ * @csspart row - The message row.
  * @csspart unread-dot - The dot shown while unread.
  * @csspart avatar - The avatar image or initials.
  * @csspart content - Subject, body and actions.
@@ -71,6 +71,7 @@ export class NotifMessage extends NotifElement {
     message: { attribute: false },
     store: { attribute: false },
     markAsSupported: { attribute: false },
+    active: { attribute: false },
     locale: { reflect: true },
     theme: { reflect: true },
     menuOpen: { state: true },
@@ -83,6 +84,8 @@ export class NotifMessage extends NotifElement {
   declare store: InboxStoreApi | null | undefined;
   /** False hides the read/unread toggle (the server lacks the single-message endpoint). */
   declare markAsSupported: boolean;
+  /** Whether the message holds its list's tab stop (set by `<notif-feed>`); others are reached with the arrow keys. */
+  declare active: boolean;
   /** BCP 47 locale for the relative time. */
   declare locale: string | undefined;
   /** Colour scheme: `light`, `dark` or `auto`. */
@@ -96,6 +99,7 @@ export class NotifMessage extends NotifElement {
   constructor() {
     super();
     this.markAsSupported = true;
+    this.active = true;
     this.menuOpen = false;
     this.failedAvatar = null;
   }
@@ -115,6 +119,11 @@ export class NotifMessage extends NotifElement {
     this.closeMenu(false);
   }
 
+  /** Focuses the control that opens the message. */
+  override focus(options?: FocusOptions) {
+    this.link?.focus(options);
+  }
+
   protected override willUpdate(changed: PropertyValues<this>) {
     if (changed.has('message') && this.failedAvatar && this.failedAvatar !== this.message?.avatar) this.failedAvatar = null;
   }
@@ -128,13 +137,14 @@ export class NotifMessage extends NotifElement {
     const created = new Date(m.createdAt);
     const validDate = !Number.isNaN(created.getTime());
     const url = this.url;
+    const tab = this.active ? 0 : -1;
     const linkContent = html`${m.read ? nothing : html`<span class="sr-only">${this.localize.term('unread')}: </span>`}<span
         part="subject"
         class="subject"
         >${title || this.localize.term('openNotification')}</span
       >`;
     return html`
-      <div part="base" class="base ${m.read ? 'read' : 'unread'}">
+      <div part="row" class="base ${m.read ? 'read' : 'unread'}">
         ${m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span>`} ${this.renderAvatar(m, title)}
         <div part="content" class="content">
           ${url
@@ -144,14 +154,16 @@ export class NotifMessage extends NotifElement {
                 href=${url}
                 target=${this.target ?? nothing}
                 rel=${this.target ? 'noopener noreferrer' : nothing}
+                tabindex=${tab}
                 @click=${this.onActivate}
+                @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), this.link?.click())}
                 >${linkContent}</a
               >`
-            : html`<button part="link" class="link" type="button" @click=${this.onActivate}>${linkContent}</button>`}
-          ${subject && body ? html`<p part="body" class="body">${body}</p>` : nothing} ${this.renderActions(m)}
+            : html`<button part="link" class="link" type="button" tabindex=${tab} @click=${this.onActivate}>${linkContent}</button>`}
+          ${subject && body ? html`<p part="body" class="body">${body}</p>` : nothing} ${this.renderActions(m, tab)}
         </div>
         <div class="aside">
-          ${this.store ? this.renderMenu(m) : nothing}
+          ${this.store ? this.renderMenu(m, tab) : nothing}
           ${validDate
             ? html`<time part="time" class="time" datetime=${created.toISOString()} title=${this.localize.dateTime(created)}
                 >${this.localize.relativeTime(created, this.clock.now)}</time
@@ -180,10 +192,10 @@ export class NotifMessage extends NotifElement {
     return html`<span part="avatar" class="avatar" data-tone=${tone(source)} aria-hidden="true">${initials(source.slice(0, 200))}</span>`;
   }
 
-  private renderActions(m: Message) {
+  private renderActions(m: Message, tab: number) {
     const action = m.cta?.action;
     const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter(
-      (b): b is CtaButton => !!b && typeof b === 'object' && typeof b.content === 'string',
+      (b): b is CtaButton => !!b && typeof b === 'object' && typeof b.content === 'string' && !!b.content.trim(),
     );
     if (buttons.length === 0) return nothing;
     if (action?.status === 'done') {
@@ -198,6 +210,7 @@ export class NotifMessage extends NotifElement {
           part="button button-${type}"
           class="action ${type}"
           type="button"
+          tabindex=${tab}
           @click=${(e: Event) => this.onAction(e, type)}
         >
           ${clip(b.content).slice(0, 200)}
@@ -206,7 +219,7 @@ export class NotifMessage extends NotifElement {
     </div>`;
   }
 
-  private renderMenu(m: Message) {
+  private renderMenu(m: Message, tab: number) {
     const items: TemplateResult[] = [];
     if (this.markAsSupported) {
       items.push(
@@ -234,6 +247,7 @@ export class NotifMessage extends NotifElement {
         aria-controls="menu"
         aria-label=${this.localize.term('moreActions')}
         title=${this.localize.term('moreActions')}
+        tabindex=${tab}
         @click=${this.toggleMenu}
         @keydown=${this.onMenuButtonKey}
       >
@@ -281,6 +295,7 @@ export class NotifMessage extends NotifElement {
     e.stopPropagation();
     const m = this.message;
     if (!m || !this.store) return;
+    this.focus(); // the buttons give way to the result
     this.store.action(m._id, type).catch(() => undefined);
     emit(this, 'notif-action', { message: m, button: type, status: 'done' });
   }
@@ -299,6 +314,10 @@ export class NotifMessage extends NotifElement {
     if (!m || !this.store) return;
     this.store.remove(m._id).catch(() => undefined);
   };
+
+  private get link(): HTMLElement | null {
+    return this.renderRoot.querySelector('.link');
+  }
 
   private get menuItems(): HTMLElement[] {
     return Array.from(this.renderRoot.querySelectorAll<HTMLElement>('[role="menuitem"]'));
@@ -349,7 +368,7 @@ export class NotifMessage extends NotifElement {
       this.closeMenu(true);
       return;
     } else if (e.key === 'Tab') {
-      this.closeMenu(false);
+      this.closeMenu(true); // Tab goes on from the menu button
       return;
     }
     if (next >= 0) {

@@ -1,0 +1,36 @@
+import type { Translation } from './translation.ts';
+
+/** German. Register it with `registerTranslation(de)`; elements whose locale is `de` or `de-*` use it. */
+const de: Translation = {
+  $code: 'de',
+  $name: 'Deutsch',
+  $dir: 'ltr',
+
+  notifications: 'Benachrichtigungen',
+  bellLabel: (count, formatted) => (count === 0 ? 'Benachrichtigungen' : `Benachrichtigungen, ${formatted} ungesehen`),
+  markAllRead: 'Alle als gelesen markieren',
+  tabAll: 'Alle',
+  tabUnread: 'Ungelesen',
+  feedTabs: 'Benachrichtigungen filtern',
+  unread: 'Ungelesen',
+  emptyAll: 'Noch keine Benachrichtigungen',
+  emptyAllHint: 'Wenn etwas passiert, finden Sie es hier.',
+  emptyUnread: 'Alles gelesen',
+  emptyUnreadHint: 'Keine ungelesenen Benachrichtigungen.',
+  loading: 'Benachrichtigungen werden geladen',
+  loadingMore: 'Weitere werden geladen …',
+  errorTitle: 'Benachrichtigungen konnten nicht geladen werden',
+  errorHint: 'Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
+  offline: 'Sie sind offline. Angezeigt wird, was bereits geladen war.',
+  retry: 'Erneut versuchen',
+  notConfigured: 'Dieser Posteingang ist nicht konfiguriert: Setzen Sie base-url und subscriber-id.',
+  moreActions: 'Weitere Aktionen',
+  markRead: 'Als gelesen markieren',
+  markUnread: 'Als ungelesen markieren',
+  delete: 'Löschen',
+  done: 'Erledigt',
+  openNotification: 'Benachrichtigung öffnen',
+  newNotifications: (count, formatted) => (count === 1 ? '1 neue Benachrichtigung' : `${formatted} neue Benachrichtigungen`),
+};
+
+export default de;
