@@ -23,7 +23,7 @@ const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const KEY = 'bench_key';
 
-async function makeDatabase(path: string) {
+export async function makeDatabase(path: string) {
   const started = Date.now();
   const db = await openDatabase({ location: path });
   const tenant = await registerKey(db, KEY, 'bench', 'production');
@@ -176,7 +176,7 @@ interface Result {
   bytesPerRequest: number;
 }
 
-async function load(name: string, url: string, paths: string[], headers: Record<string, string> = {}): Promise<Result> {
+async function loadTarget(name: string, url: string, paths: string[], headers: Record<string, string> = {}): Promise<Result> {
   let i = 0;
   const opts: autocannon.Options = {
     url,
@@ -225,14 +225,15 @@ async function main() {
 
     const auth = { authorization: `ApiKey ${KEY}` };
     const subscribers = Array.from({ length: SUBSCRIBERS }, (_, i) => `user-${i}`);
+    const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=feed to profile one target
     const results: Result[] = [];
-    results.push(await load('bare node http {}', bare.url, ['/']));
+    const load = (name: string, ...rest: Parameters<typeof loadTarget> extends [string, ...infer R] ? R : never) =>
+      !only || name.includes(only) || name.startsWith('bare') ? loadTarget(name, ...rest).then((r) => void results.push(r)) : Promise.resolve();
+    await load('bare node http {}', bare.url, ['/']);
     // The framework's floor: the same process answering its unauthenticated health check.
-    results.push(await load('service GET /health', service.url, ['/health']));
-    results.push(
-      await load('feed, limit 20', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth),
-    );
-    results.push(await load('unseen count', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/unseen`), auth));
+    await load('service GET /health', service.url, ['/health']);
+    await load('feed, limit 20', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth);
+    await load('unseen count', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/unseen`), auth);
 
     const bareRps = results[0]!.rps;
     console.log(`\n${MESSAGES} messages, ${SUBSCRIBERS} subscribers, ${CONNECTIONS} connections, ${SECONDS} s each, ${cpus().length} cores, Node ${process.version}`);
@@ -256,7 +257,9 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
