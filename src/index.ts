@@ -1,5 +1,6 @@
 // The package's entry: registers <notif-bell>, <notif-feed> and <notif-message>, and exports the
-// classes, the event types, the client and the store registry.
+// classes, the event types and the store registry. NotifClient (every endpoint of the service) is
+// `notif-inbox/client` (src/client.ts): the elements do not need it, so it stays out of their bundle.
 import './components/notif-bell/notif-bell.ts';
 import './components/notif-feed/notif-feed.ts';
 import './components/notif-message/notif-message.ts';
@@ -13,7 +14,8 @@ export { VERSION } from './internal/version.ts';
 export * from './events.ts';
 export type * from './api/types.ts';
 export type * from './store/types.ts';
-export { NotifClient } from './api/client.ts';
+export { NotifApiError } from './api/request.ts';
+export type { NotifClientOptions, CallOptions } from './api/request.ts';
 export { getInboxStore } from './store/index.ts';
 export type { Translation } from './i18n/translation.ts';
 export { registerTranslation } from './i18n/localize.ts';

@@ -48,7 +48,7 @@ export const storeKey = (c: InboxConfig): string =>
 export class InboxStore extends EventTarget implements InboxStoreApi {
   readonly config: Readonly<InboxConfig>;
   /** How to reach the service (the client's options: address, key, fetch, proxy header). */
-  private readonly api: NotifClientOptions;
+  #api: NotifClientOptions;
   state: InboxState = {
     messages: [],
     hasMore: false,
@@ -65,43 +65,43 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   onConnect?: () => void;
   onDispose?: () => void;
 
-  private readonly pageSize: number;
-  private readonly interval: number;
-  private readonly name: string;
-  private refs = 0;
-  private openFeeds = 0;
-  private stale = true;
-  private fetchedAt = 0;
-  private timer?: ReturnType<typeof setTimeout>;
-  private failures = 0;
-  private halted = false; // 401/403: polling stopped until refresh()
-  private leader = false;
-  private lockAbort?: AbortController;
-  private unlock?: () => void;
-  private channel?: BroadcastChannel;
-  private feedSeq = 0; // first-page requests
-  private feedCtrl?: AbortController;
-  private moreSeq = 0; // later pages: independent of first-page refreshes
-  private moreCtrl?: AbortController;
-  private first?: Promise<void>; // the latest first-page request
-  private countSeq = 0;
-  private countCtrl?: AbortController;
-  private counting?: Promise<number | undefined>;
-  private busy = 0; // mutations in flight: server reads answered meanwhile may predate them
-  private dirtyCount = false;
-  private dirtyFeed = false;
+  #pageSize: number;
+  #interval: number;
+  #name: string;
+  #refs = 0;
+  #openFeeds = 0;
+  #stale = true;
+  #fetchedAt = 0;
+  #timer?: ReturnType<typeof setTimeout>;
+  #failures = 0;
+  #halted = false; // 401/403: polling stopped until refresh()
+  #leader = false;
+  #lockAbort?: AbortController;
+  #unlock?: () => void;
+  #channel?: BroadcastChannel;
+  #feedSeq = 0; // first-page requests
+  #feedCtrl?: AbortController;
+  #moreSeq = 0; // later pages: independent of first-page refreshes
+  #moreCtrl?: AbortController;
+  #first?: Promise<void>; // the latest first-page request
+  #countSeq = 0;
+  #countCtrl?: AbortController;
+  #counting?: Promise<number | undefined>;
+  #busy = 0; // mutations in flight: server reads answered meanwhile may predate them
+  #dirtyCount = false;
+  #dirtyFeed = false;
   /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
   counted = false;
-  private lastWake = -Infinity;
+  #lastWake = -Infinity;
 
   constructor(config: InboxConfig) {
     super();
     this.config = Object.freeze({ ...config });
     const size = Math.floor(config.pageSize ?? 20);
-    this.pageSize = Number.isFinite(size) ? Math.min(100, Math.max(1, size)) : 20;
-    this.interval = Math.max(1000, config.pollInterval ?? 15_000);
-    this.name = `notif-inbox:${hash(storeKey(config))}`;
-    this.api = {
+    this.#pageSize = Number.isFinite(size) ? Math.min(100, Math.max(1, size)) : 20;
+    this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
+    this.#name = `notif-inbox:${hash(storeKey(config))}`;
+    this.#api = {
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
       fetch: config.fetch,
@@ -115,121 +115,121 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return () => this.removeEventListener('change', handler);
   }
 
-  private set(patch: Partial<InboxState>) {
+  #set(patch: Partial<InboxState>) {
     this.state = { ...this.state, ...patch };
     this.dispatchEvent(new CustomEvent('change', { detail: this.state }));
   }
 
-  private fail(error: Error, action: string, messageId?: string) {
-    this.set({ error });
+  #fail(error: Error, action: string, messageId?: string) {
+    this.#set({ error });
     this.dispatchEvent(new CustomEvent<InboxErrorDetail>('error', { detail: { error, action, messageId } }));
   }
 
   // ---- lifecycle ----
 
   connect(): void {
-    if (this.refs++ > 0) return;
+    if (this.#refs++ > 0) return;
     this.onConnect?.();
     if (hasDocument) {
-      document.addEventListener('visibilitychange', this.onVisibility);
-      for (const type of ['focus', 'online', 'offline']) window.addEventListener(type, this.onWindow);
+      document.addEventListener('visibilitychange', this.#onVisibility);
+      for (const type of ['focus', 'online', 'offline']) window.addEventListener(type, this.#onWindow);
     }
     if (typeof BroadcastChannel !== 'undefined' && typeof navigator !== 'undefined' && navigator.locks) {
-      this.channel = new BroadcastChannel(this.name);
-      this.channel.onmessage = (e: MessageEvent<Note>) => this.onNote(e.data);
-      this.post({ t: 'hello' });
+      this.#channel = new BroadcastChannel(this.#name);
+      this.#channel.onmessage = (e: MessageEvent<Note>) => this.#onNote(e.data);
+      this.#post({ t: 'hello' });
     }
-    this.onVisibility();
+    this.#onVisibility();
   }
 
   disconnect(): void {
-    if (this.refs === 0 || --this.refs > 0) return;
+    if (this.#refs === 0 || --this.#refs > 0) return;
     if (hasDocument) {
-      document.removeEventListener('visibilitychange', this.onVisibility);
-      for (const type of ['focus', 'online', 'offline']) window.removeEventListener(type, this.onWindow);
+      document.removeEventListener('visibilitychange', this.#onVisibility);
+      for (const type of ['focus', 'online', 'offline']) window.removeEventListener(type, this.#onWindow);
     }
-    this.resign();
-    this.channel?.close();
-    this.channel = undefined;
-    clearTimeout(this.timer);
-    this.feedCtrl?.abort();
-    this.countCtrl?.abort();
-    this.abortMore();
-    this.feedSeq++;
-    this.countSeq++;
-    this.first = this.counting = undefined;
-    this.openFeeds = 0;
-    if (this.state.loadingMore || this.state.status === 'loading') this.set({ loadingMore: false, status: 'idle' });
+    this.#resign();
+    this.#channel?.close();
+    this.#channel = undefined;
+    clearTimeout(this.#timer);
+    this.#feedCtrl?.abort();
+    this.#countCtrl?.abort();
+    this.#abortMore();
+    this.#feedSeq++;
+    this.#countSeq++;
+    this.#first = this.#counting = undefined;
+    this.#openFeeds = 0;
+    if (this.state.loadingMore || this.state.status === 'loading') this.#set({ loadingMore: false, status: 'idle' });
     this.onDispose?.();
   }
 
   /** At least one element is connected. */
   get connected(): boolean {
-    return this.refs > 0;
+    return this.#refs > 0;
   }
 
-  private get hidden() {
+  get #hidden() {
     return hasDocument && document.visibilityState === 'hidden';
   }
 
   /** Polls while this tab leads (or alone: no locks/BroadcastChannel), and only while visible. */
-  private get polls() {
-    return this.refs > 0 && !this.hidden && !this.halted && (this.leader || !this.channel);
+  get #polls() {
+    return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel);
   }
 
-  private onVisibility = () => {
-    if (this.refs === 0) return;
-    if (this.hidden) {
-      clearTimeout(this.timer);
-      this.resign();
+  #onVisibility = () => {
+    if (this.#refs === 0) return;
+    if (this.#hidden) {
+      clearTimeout(this.#timer);
+      this.#resign();
     } else {
-      this.campaign();
-      this.wake();
+      this.#campaign();
+      this.#wake();
     }
   };
 
-  private onWindow = (e: Event) => {
+  #onWindow = (e: Event) => {
     if (e.type === 'offline') {
-      clearTimeout(this.timer);
-      this.set({ status: 'offline' });
-    } else this.wake(e.type === 'online');
+      clearTimeout(this.#timer);
+      this.#set({ status: 'offline' });
+    } else this.#wake(e.type === 'online');
   };
 
   /** Visible tabs queue for the lock; the holder polls. */
-  private campaign() {
-    if (!this.channel || this.leader || this.lockAbort) return;
-    const abort = (this.lockAbort = new AbortController());
+  #campaign() {
+    if (!this.#channel || this.#leader || this.#lockAbort) return;
+    const abort = (this.#lockAbort = new AbortController());
     navigator.locks
-      .request(this.name, { signal: abort.signal }, () => {
-        this.lockAbort = undefined;
-        if (this.refs === 0 || this.hidden) return;
-        this.leader = true;
-        void this.poll();
-        return new Promise<void>((release) => (this.unlock = release));
+      .request(this.#name, { signal: abort.signal }, () => {
+        this.#lockAbort = undefined;
+        if (this.#refs === 0 || this.#hidden) return;
+        this.#leader = true;
+        void this.#poll();
+        return new Promise<void>((release) => (this.#unlock = release));
       })
       .catch(() => {});
   }
 
-  private resign() {
-    this.lockAbort?.abort();
-    this.lockAbort = undefined;
-    this.unlock?.();
-    this.unlock = undefined;
-    this.leader = false;
+  #resign() {
+    this.#lockAbort?.abort();
+    this.#lockAbort = undefined;
+    this.#unlock?.();
+    this.#unlock = undefined;
+    this.#leader = false;
   }
 
-  private post(note: Note) {
-    this.channel?.postMessage(note);
+  #post(note: Note) {
+    this.#channel?.postMessage(note);
   }
 
-  private onNote(note: Note) {
+  #onNote(note: Note) {
     if (note.t === 'hello') {
-      if (this.leader && this.counted) this.post({ t: 'count', count: this.state.unseenCount });
+      if (this.#leader && this.counted) this.#post({ t: 'count', count: this.state.unseenCount });
     } else if (note.t === 'count') {
-      this.countChanged(note.count);
+      this.#countChanged(note.count);
     } else if (note.t === 'stale') {
-      this.stale = true;
-      if (this.openFeeds) void this.fetchFirst();
+      this.#stale = true;
+      if (this.#openFeeds) void this.#fetchFirst();
     } else {
       const all = note.all;
       const remove = new Set(note.remove);
@@ -237,115 +237,115 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       const messages = this.state.messages
         .filter((m) => !remove.has(m._id))
         .map((m) => upsert.get(m._id) ?? (all ? { ...m, ...all } : m));
-      this.set({ messages, unseenCount: note.count });
+      this.#set({ messages, unseenCount: note.count });
     }
   }
 
   // ---- freshness ----
 
   /** Now: the count (when this tab polls) and the first page (when a feed is open). */
-  private wake(force = false) {
-    if (this.refs === 0 || this.hidden) return;
+  #wake(force = false) {
+    if (this.#refs === 0 || this.#hidden) return;
     const now = Date.now();
-    if (!force && now - this.lastWake < 1000) return;
-    this.lastWake = now;
-    if (this.state.status === 'offline') this.set({ status: 'idle' });
-    if (this.polls) void this.poll();
-    if (this.openFeeds) void this.fetchFirst();
+    if (!force && now - this.#lastWake < 1000) return;
+    this.#lastWake = now;
+    if (this.state.status === 'offline') this.#set({ status: 'idle' });
+    if (this.#polls) void this.#poll();
+    if (this.#openFeeds) void this.#fetchFirst();
   }
 
-  private schedule(delay = this.interval) {
-    clearTimeout(this.timer);
-    if (this.polls) this.timer = setTimeout(() => void this.poll(), delay);
+  #schedule(delay = this.#interval) {
+    clearTimeout(this.#timer);
+    if (this.#polls) this.#timer = setTimeout(() => void this.#poll(), delay);
   }
 
-  private async poll() {
-    clearTimeout(this.timer);
+  async #poll() {
+    clearTimeout(this.#timer);
     try {
-      const count = await this.fetchCount();
-      this.failures = 0;
-      if (count !== undefined) this.post({ t: 'count', count });
-      this.schedule();
+      const count = await this.#fetchCount();
+      this.#failures = 0;
+      if (count !== undefined) this.#post({ t: 'count', count });
+      this.#schedule();
     } catch (e) {
       if ((e as Error)?.name === 'AbortError') return;
       const err = e as NotifApiError;
       if (err.status === 401 || err.status === 403) {
-        this.halted = true;
-        this.set({ status: 'error' });
-        return this.fail(err, 'poll');
+        this.#halted = true;
+        this.#set({ status: 'error' });
+        return this.#fail(err, 'poll');
       }
-      if (err.status === 0) this.set({ status: 'offline' });
-      const backoff = Math.min(MAX_BACKOFF, this.interval * 2 ** ++this.failures) * (0.5 + Math.random() / 2);
-      this.schedule(Math.max(backoff, (err.retryAfter ?? 0) * 1000));
+      if (err.status === 0) this.#set({ status: 'offline' });
+      const backoff = Math.min(MAX_BACKOFF, this.#interval * 2 ** ++this.#failures) * (0.5 + Math.random() / 2);
+      this.#schedule(Math.max(backoff, (err.retryAfter ?? 0) * 1000));
     }
   }
 
   /** The unseen count, one request at a time; undefined when the answer came too late to use. */
-  private fetchCount(refetch = true): Promise<number | undefined> {
-    return (this.counting ??= this.loadCount(refetch).finally(() => (this.counting = undefined)));
+  #fetchCount(refetch = true): Promise<number | undefined> {
+    return (this.#counting ??= this.#loadCount(refetch).finally(() => (this.#counting = undefined)));
   }
 
-  private async loadCount(refetch: boolean) {
-    const ctrl = (this.countCtrl = new AbortController());
-    const seq = this.countSeq;
-    const { count } = await unseenCount(this.api, this.config.subscriberId, {}, { signal: ctrl.signal });
-    if (seq !== this.countSeq) return undefined;
-    if (this.busy) {
-      this.dirtyCount = true;
+  async #loadCount(refetch: boolean) {
+    const ctrl = (this.#countCtrl = new AbortController());
+    const seq = this.#countSeq;
+    const { count } = await unseenCount(this.#api, this.config.subscriberId, {}, { signal: ctrl.signal });
+    if (seq !== this.#countSeq) return undefined;
+    if (this.#busy) {
+      this.#dirtyCount = true;
       return undefined;
     }
-    this.countChanged(count, refetch);
+    this.#countChanged(count, refetch);
     return count;
   }
 
-  private countChanged(count: number, refetch = true) {
-    if (this.state.status === 'offline') this.set({ status: 'idle' });
+  #countChanged(count: number, refetch = true) {
+    if (this.state.status === 'offline') this.#set({ status: 'idle' });
     if (count === this.state.unseenCount && this.counted) return;
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
-    this.stale ||= this.counted;
+    this.#stale ||= this.counted;
     this.counted = true;
-    this.set({ unseenCount: count });
-    if (refetch && this.stale && this.openFeeds && this.state.loaded) void this.fetchFirst();
+    this.#set({ unseenCount: count });
+    if (refetch && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }
 
-  private feedQuery(page: number) {
+  #feedQuery(page: number) {
     const { feedIdentifier, payload } = this.config;
-    return { page, limit: this.pageSize, read: this.state.tab === 'unread' ? false : undefined, feedIdentifier, payload };
+    return { page, limit: this.#pageSize, read: this.state.tab === 'unread' ? false : undefined, feedIdentifier, payload };
   }
 
-  private abortMore() {
-    this.moreCtrl?.abort();
-    this.moreSeq++;
-    if (this.state.loadingMore) this.set({ loadingMore: false });
+  #abortMore() {
+    this.#moreCtrl?.abort();
+    this.#moreSeq++;
+    if (this.state.loadingMore) this.#set({ loadingMore: false });
   }
 
   /** Refetches the first page; resolves when the latest such request is answered. */
-  private fetchFirst(): Promise<void> {
-    const p: Promise<void> = this.loadFirst().finally(() => {
-      if (this.first === p) this.first = undefined;
+  #fetchFirst(): Promise<void> {
+    const p: Promise<void> = this.#loadFirst().finally(() => {
+      if (this.#first === p) this.#first = undefined;
     });
-    return (this.first = p);
+    return (this.#first = p);
   }
 
   /** Loads the first page and merges it over what is loaded (older pages are kept). */
-  private async loadFirst(): Promise<void> {
-    this.feedCtrl?.abort();
-    const { signal } = (this.feedCtrl = new AbortController());
-    const seq = ++this.feedSeq;
-    if (!this.state.loaded) this.set({ status: 'loading' });
+  async #loadFirst(): Promise<void> {
+    this.#feedCtrl?.abort();
+    const { signal } = (this.#feedCtrl = new AbortController());
+    const seq = ++this.#feedSeq;
+    if (!this.state.loaded) this.#set({ status: 'loading' });
     let res: FeedResponse;
     try {
-      res = await feed(this.api, this.config.subscriberId, this.feedQuery(0), { signal });
+      res = await feed(this.#api, this.config.subscriberId, this.#feedQuery(0), { signal });
     } catch (e) {
-      if (seq !== this.feedSeq) return this.first;
+      if (seq !== this.#feedSeq) return this.#first;
       if ((e as Error)?.name === 'AbortError') return;
       const err = e as NotifApiError;
-      this.set({ status: err.status === 0 ? 'offline' : this.state.loaded ? this.state.status : 'error' });
-      return this.fail(err, 'fetch');
+      this.#set({ status: err.status === 0 ? 'offline' : this.state.loaded ? this.state.status : 'error' });
+      return this.#fail(err, 'fetch');
     }
-    if (seq !== this.feedSeq) return this.first;
-    if (this.busy) {
-      this.dirtyFeed = true;
+    if (seq !== this.#feedSeq) return this.#first;
+    if (this.#busy) {
+      this.#dirtyFeed = true;
       return;
     }
     const page = res.data ?? [];
@@ -355,62 +355,62 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     // Keep older loaded pages only when the new page joins them (no gap in between).
     const joins = res.hasMore && last && old.some((m) => ids.has(m._id));
     const messages = joins ? merge(old.filter((m) => newestFirst(m, last) > 0), page) : merge([], page);
-    if (!joins) this.abortMore();
-    this.stale = false;
-    this.fetchedAt = Date.now();
-    this.set({ messages, hasMore: joins ? this.state.hasMore : !!res.hasMore, loaded: true, status: 'idle', error: null });
+    if (!joins) this.#abortMore();
+    this.#stale = false;
+    this.#fetchedAt = Date.now();
+    this.#set({ messages, hasMore: joins ? this.state.hasMore : !!res.hasMore, loaded: true, status: 'idle', error: null });
   }
 
   feedOpened(): void {
-    this.openFeeds++;
-    if (this.stale || !this.state.loaded || Date.now() - this.fetchedAt > this.interval) void this.fetchFirst();
+    this.#openFeeds++;
+    if (this.#stale || !this.state.loaded || Date.now() - this.#fetchedAt > this.#interval) void this.#fetchFirst();
   }
 
   feedClosed(): void {
-    this.openFeeds = Math.max(0, this.openFeeds - 1);
+    this.#openFeeds = Math.max(0, this.#openFeeds - 1);
   }
 
   setTab(tab: InboxTab): void {
     if (tab === this.state.tab) return;
-    this.abortMore();
-    this.set({ tab, messages: [], hasMore: false, loaded: false, loadingMore: false });
-    void this.fetchFirst();
+    this.#abortMore();
+    this.#set({ tab, messages: [], hasMore: false, loaded: false, loadingMore: false });
+    void this.#fetchFirst();
   }
 
   async refresh(): Promise<void> {
-    this.halted = false;
-    this.failures = 0;
+    this.#halted = false;
+    this.#failures = 0;
     await Promise.all([
-      this.fetchCount(false).then(
+      this.#fetchCount(false).then(
         (count) => {
-          if (count !== undefined) this.post({ t: 'count', count });
-          this.schedule();
+          if (count !== undefined) this.#post({ t: 'count', count });
+          this.#schedule();
         },
         (e) => {
-          if ((e as Error)?.name !== 'AbortError') this.fail(e as Error, 'fetch');
+          if ((e as Error)?.name !== 'AbortError') this.#fail(e as Error, 'fetch');
         },
       ),
-      this.fetchFirst(),
+      this.#fetchFirst(),
     ]);
   }
 
   async loadMore(): Promise<void> {
     const s = this.state;
-    if (!s.loaded) return this.first ?? this.fetchFirst();
+    if (!s.loaded) return this.#first ?? this.#fetchFirst();
     if (!s.hasMore || s.loadingMore) return;
-    const { signal } = (this.moreCtrl = new AbortController());
-    const seq = ++this.moreSeq;
+    const { signal } = (this.#moreCtrl = new AbortController());
+    const seq = ++this.#moreSeq;
     // Page by what is loaded of this tab's list; overlap from new messages is deduplicated.
     const loaded = s.tab === 'unread' ? s.messages.filter((m) => !m.read).length : s.messages.length;
-    this.set({ loadingMore: true });
+    this.#set({ loadingMore: true });
     try {
-      const res = await feed(this.api, this.config.subscriberId, this.feedQuery(Math.floor(loaded / this.pageSize)), { signal });
-      if (seq !== this.moreSeq) return;
-      this.set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
+      const res = await feed(this.#api, this.config.subscriberId, this.#feedQuery(Math.floor(loaded / this.#pageSize)), { signal });
+      if (seq !== this.#moreSeq) return;
+      this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
     } catch (e) {
-      if (seq !== this.moreSeq || (e as Error)?.name === 'AbortError') return;
-      this.set({ loadingMore: false });
-      this.fail(e as Error, 'loadMore');
+      if (seq !== this.#moreSeq || (e as Error)?.name === 'AbortError') return;
+      this.#set({ loadingMore: false });
+      this.#fail(e as Error, 'loadMore');
     }
   }
 
@@ -421,7 +421,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    * idempotency key (retried with the same key while offline or throttled), and rolls back with an
    * `error` event when the server refuses. `change` returning null removes the message.
    */
-  private async mutate(
+  async #mutate(
     action: string,
     messageId: string | undefined,
     which: (m: Message) => boolean,
@@ -440,15 +440,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const apply = (ups: Message[]) => {
       const map = new Map(ups.map((m) => [m._id, m]));
       const gone = new Set(removed);
-      this.set({
+      this.#set({
         messages: this.state.messages.filter((m) => !gone.has(m._id)).map((m) => map.get(m._id) ?? m),
       });
     };
     apply(upsert);
-    this.set({ unseenCount: count });
-    this.post({ t: 'sync', upsert, remove: removed, all: opts.all, count });
+    this.#set({ unseenCount: count });
+    this.#post({ t: 'sync', upsert, remove: removed, all: opts.all, count });
 
-    this.busy++;
+    this.#busy++;
     const idempotencyKey = newIdempotencyKey();
     try {
       for (let attempt = 0; ; attempt++) {
@@ -459,7 +459,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           );
           if (server.length) {
             apply(server);
-            this.post({ t: 'sync', upsert: server, count: this.state.unseenCount });
+            this.#post({ t: 'sync', upsert: server, count: this.state.unseenCount });
           }
           return;
         } catch (e) {
@@ -475,7 +475,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       // Roll back only what this mutation changed; later state (polls, other mutations) stays.
       const gone = new Set(removed);
       const back = new Map(originals.map((m) => [m._id, m]));
-      this.set({
+      this.#set({
         messages: merge(
           this.state.messages.map((m) => back.get(m._id) ?? m),
           originals.filter((m) => gone.has(m._id)),
@@ -483,76 +483,76 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         unseenCount: Math.max(0, this.state.unseenCount - countDelta),
       });
       if (action === 'markRead' || action === 'markUnread') {
-        if ((e as NotifApiError).status === 404) this.set({ markAsSupported: false });
+        if ((e as NotifApiError).status === 404) this.#set({ markAsSupported: false });
       }
-      this.post({ t: 'stale' });
-      this.fail(e as Error, action, messageId);
+      this.#post({ t: 'stale' });
+      this.#fail(e as Error, action, messageId);
     } finally {
-      if (--this.busy === 0) {
-        if (this.dirtyCount && this.polls) void this.poll();
-        if (this.dirtyFeed) void this.fetchFirst();
-        this.dirtyCount = this.dirtyFeed = false;
+      if (--this.#busy === 0) {
+        if (this.#dirtyCount && this.#polls) void this.#poll();
+        if (this.#dirtyFeed) void this.#fetchFirst();
+        this.#dirtyCount = this.#dirtyFeed = false;
       }
     }
   }
 
-  private markAll(markAs: MarkAs & ('read' | 'seen'), action: string) {
+  #markAll(markAs: MarkAs & ('read' | 'seen'), action: string) {
     const all: Partial<Message> = markAs === 'read' ? { read: true, seen: true } : { seen: true };
-    return this.mutate(
+    return this.#mutate(
       action,
       undefined,
       (m) => (markAs === 'read' ? !m.read || !m.seen : !m.seen),
       (m) => ({ ...m, ...all }),
-      (o) => markAll(this.api, this.config.subscriberId, { markAs, feedIdentifier: this.config.feedIdentifier }, o),
+      (o) => markAll(this.#api, this.config.subscriberId, { markAs, feedIdentifier: this.config.feedIdentifier }, o),
       { all, count: 0 },
     );
   }
 
   markAllRead(): Promise<void> {
-    return this.markAll('read', 'markAllRead');
+    return this.#markAll('read', 'markAllRead');
   }
 
   markAllSeen(): Promise<void> {
-    return this.markAll('seen', 'markAllSeen');
+    return this.#markAll('seen', 'markAllSeen');
   }
 
-  private markOne(messageId: string, read: boolean) {
+  #markOne(messageId: string, read: boolean) {
     if (!this.state.markAsSupported) return Promise.resolve();
-    return this.mutate(
+    return this.#mutate(
       read ? 'markRead' : 'markUnread',
       messageId,
       (m) => m._id === messageId,
       (m) => ({ ...m, read, seen: m.seen || read }),
-      (o) => markAs(this.api, this.config.subscriberId, { messageId, markAs: read ? 'read' : 'unread' }, o),
+      (o) => markAs(this.#api, this.config.subscriberId, { messageId, markAs: read ? 'read' : 'unread' }, o),
     );
   }
 
   markRead(messageId: string): Promise<void> {
-    return this.markOne(messageId, true);
+    return this.#markOne(messageId, true);
   }
 
   markUnread(messageId: string): Promise<void> {
-    return this.markOne(messageId, false);
+    return this.#markOne(messageId, false);
   }
 
   remove(messageId: string): Promise<void> {
-    return this.mutate(
+    return this.#mutate(
       'remove',
       messageId,
       (m) => m._id === messageId,
       () => null,
-      (o) => deleteMessage(this.api, messageId, o).then(() => undefined),
+      (o) => deleteMessage(this.#api, messageId, o).then(() => undefined),
       { ok404: true },
     );
   }
 
   action(messageId: string, type: MessageActionType): Promise<void> {
-    return this.mutate(
+    return this.#mutate(
       'action',
       messageId,
       (m) => m._id === messageId,
       (m) => ({ ...m, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
-      (o) => messageAction(this.api, this.config.subscriberId, messageId, type, { status: 'done' }, o),
+      (o) => messageAction(this.#api, this.config.subscriberId, messageId, type, { status: 'done' }, o),
     );
   }
 }
