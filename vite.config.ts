@@ -1,11 +1,48 @@
 import { defineConfig } from 'vite';
+import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 
-// Minimal for now: `vite build` makes the ES module build of the elements with Lit external.
+// The package's two builds (`npm run build` runs both, then the type declarations; see scripts/build.mjs):
+//
+// - `vite build` (mode production): dist/notif-inbox.js, one entry per element (dist/notif-bell.js,
+//   ...) and dist/client.js (NotifClient), ES modules with `lit` and `@lit/*` external so an app's bundler dedupes them with its own.
+// - `vite build --mode script-tag`: dist/notif-inbox.min.js, one file with Lit inside, for
+//   `<script type="module" src=".../notif-inbox.min.js">` on any page.
+//
+// Both resolve Lit's `production` export condition (never its development build, which warns
+// "Lit is in dev mode" in the console) and minify the css``/html`` templates at build time.
 // The playground's dev server (server/demo.ts) is configured on its own and does not read this file.
-export default defineConfig({
-  build: {
-    lib: { entry: 'src/index.ts', formats: ['es'], fileName: 'notif-inbox' },
-    rollupOptions: { external: [/^lit/, /^@lit\//] },
-    sourcemap: true,
-  },
+
+const ENTRIES = {
+  'notif-inbox': 'src/index.ts',
+  'notif-bell': 'src/components/notif-bell/notif-bell.ts',
+  'notif-feed': 'src/components/notif-feed/notif-feed.ts',
+  'notif-message': 'src/components/notif-message/notif-message.ts',
+  client: 'src/client.ts',
+};
+
+export default defineConfig(({ mode }) => {
+  const scriptTag = mode === 'script-tag';
+  return {
+    plugins: [minifyTemplatesPlugin()],
+    resolve: { conditions: ['production', 'module', 'browser'] },
+    define: { 'process.env.NODE_ENV': '"production"' },
+    publicDir: false,
+    build: {
+      target: 'es2022',
+      emptyOutDir: false,
+      outDir: 'dist',
+      minify: true,
+      sourcemap: true,
+      reportCompressedSize: false,
+      lib: scriptTag
+        ? { entry: { 'notif-inbox.min': 'src/index.ts' }, formats: ['es'] }
+        : { entry: ENTRIES, formats: ['es'] },
+      rolldownOptions: scriptTag
+        ? { output: { codeSplitting: false, entryFileNames: '[name].js', minify: true, comments: false } }
+        : {
+            external: [/^lit(\/|$)/, /^@lit\//],
+            output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', minify: true },
+          },
+    },
+  };
 });
