@@ -14,9 +14,13 @@ export type NotifReactEvents = {
   [K in keyof NotifEventDetails as `on${K}`]?: (event: CustomEvent<NotifEventDetails[K]>) => void;
 };
 
-/** The JSX props of `<tag>`: its properties, its attributes, the notif events, and React's HTML props. */
+/**
+ * The JSX props of `<tag>`: its properties, its attributes (where a property has the same name, as
+ * `payload` does, the property's type: React sets it as a property), the notif events, and React's
+ * HTML props.
+ */
 export type NotifReactProps<Tag extends keyof NotifElements> = ElementProperties<NotifElements[Tag]['element']> &
-  NotifElements[Tag]['attributes'] &
+  Omit<NotifElements[Tag]['attributes'], keyof ElementProperties<NotifElements[Tag]['element']>> &
   NotifReactEvents &
   Omit<
     DetailedHTMLProps<HTMLAttributes<NotifElements[Tag]['element']>, NotifElements[Tag]['element']>,
