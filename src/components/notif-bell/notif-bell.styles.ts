@@ -30,7 +30,7 @@ export default [
     @supports (position-anchor: --notif-bell) {
       .popover {
         position-anchor: --notif-bell; inset: auto; margin-block-start: .5rem;
-        position-area: block-end span-inline-start;
+        position-area: self-block-end span-self-inline-start;
         position-try-fallbacks: flip-inline, flip-block, flip-block flip-inline;
       }
     }
