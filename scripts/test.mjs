@@ -10,6 +10,8 @@ const suites = [
     ? { name: 'service on PostgreSQL', script: 'test:server:pg' }
     : { name: 'service on PostgreSQL', skip: 'TEST_DATABASE_URL is not set (scripts/ci-postgres.sh prints one)' },
   { name: 'elements in Chromium', script: 'test:components' },
+  // Builds dist/ (the e2e suite's example pages load it), then checks the package, manifest and size budgets.
+  { name: 'package: build, exports, types, manifest, size', script: 'test:build' },
   { name: 'end to end', script: 'test:e2e' },
 ];
 
