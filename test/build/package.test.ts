@@ -72,7 +72,7 @@ test('the builds carry production Lit only (no "dev mode" warning) and the ES bu
   const min = readFileSync(join(installed, 'dist/notif-inbox.min.js'), 'utf8');
   assert.doesNotMatch(min, /Lit is in dev mode/);
   assert.doesNotMatch(min, /^import\s/m, 'the script-tag file imports nothing');
-  assert.match(min, /customElements/);
+  for (const tag of ['notif-bell', 'notif-feed', 'notif-message']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(min), `the script-tag file defines <${tag}>`);
   const chunks = execFileSync('find', ['dist', '-name', '*.js'], { cwd: installed, encoding: 'utf8' }).trim().split('\n');
   for (const chunk of chunks.filter((c) => !c.endsWith('.min.js'))) {
     const code = readFileSync(join(installed, chunk), 'utf8');

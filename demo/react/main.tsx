@@ -1,0 +1,5 @@
+import { createRoot } from 'react-dom/client';
+import { App, type ExampleConfig } from './App.tsx';
+
+const config = (await (await fetch('/example-config.json')).json()) as ExampleConfig;
+createRoot(document.getElementById('root')!).render(<App config={config} />);

@@ -1,0 +1,15 @@
+import { after, before, test } from 'node:test';
+import { clickThrough, runExample, type Running } from './examples.ts';
+
+// demo/vue (Vite dev server, the example's own vite.config.ts), against the real service.
+let running: Running;
+before(async () => {
+  running = await runExample('vue');
+});
+after(async () => {
+  await running?.close();
+});
+
+test('vue: badge, open, mark all read, a CTA button, and a message click that routes without a page load', { timeout: 90_000 }, async () => {
+  await clickThrough(running, /Project 7/);
+});
