@@ -1,7 +1,9 @@
 import { LitElement } from 'lit';
 import { VERSION } from './version.ts';
 
-const warned = new Set<string>();
+// Tags already warned about, shared by every copy of the package on the page (the script-tag file
+// loaded twice, or beside an app's bundle), so a page shows one warning per tag, not one per copy.
+const warned: Set<string> = ((globalThis as { [key: symbol]: Set<string> })[Symbol.for('notif-inbox.warned')] ??= new Set());
 
 /** The base of every notif-* element: guarded registration, and the version that registered it. */
 export class NotifElement extends LitElement {
