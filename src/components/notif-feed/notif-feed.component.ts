@@ -3,7 +3,7 @@ import { repeat } from 'lit/directives/repeat.js';
 import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { emit } from '../../internal/emit.ts';
-import { alertIcon, checkAllIcon, inboxIcon, offlineIcon } from '../../internal/icons.ts';
+import { alertIcon, checkAllIcon, inboxIcon } from '../../internal/icons.ts';
 import { NotifMessage } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
@@ -257,7 +257,7 @@ export class NotifFeed extends InboxElement {
     }
     const banner =
       state.status === 'offline'
-        ? html`<div part="error" class="banner" role="status">${offlineIcon()}<span>${this.localize.term('offline')}</span></div>`
+        ? html`<div part="error" class="banner" role="status">${alertIcon()}<span>${this.localize.term('offline')}</span></div>`
         : state.status === 'error'
           ? html`<div part="error" class="banner" role="alert">
               ${alertIcon()}<span>${this.localize.term('errorTitle')}</span>

@@ -5,7 +5,7 @@ import { LocalizeController } from '../../i18n/localize.ts';
 import { NotifElement } from '../../internal/base-element.ts';
 import { ClockController } from '../../internal/clock.ts';
 import { emit } from '../../internal/emit.ts';
-import { checkIcon, mailIcon, mailOpenIcon, moreIcon, trashIcon } from '../../internal/icons.ts';
+import { checkIcon, moreIcon } from '../../internal/icons.ts';
 import type { Theme } from '../../internal/inbox-element.ts';
 import { safeHref, safeImageSrc } from '../../internal/url.ts';
 import styles from './notif-message.styles.ts';
@@ -225,16 +225,16 @@ export class NotifMessage extends NotifElement {
       items.push(
         m.read
           ? html`<button part="menu-item" class="menu-item" role="menuitem" type="button" tabindex="-1" @click=${() => this.setRead(false)}>
-              ${mailIcon()}${this.localize.term('markUnread')}
+              ${this.localize.term('markUnread')}
             </button>`
           : html`<button part="menu-item" class="menu-item" role="menuitem" type="button" tabindex="-1" @click=${() => this.setRead(true)}>
-              ${mailOpenIcon()}${this.localize.term('markRead')}
+              ${this.localize.term('markRead')}
             </button>`,
       );
     }
     items.push(
       html`<button part="menu-item" class="menu-item danger" role="menuitem" type="button" tabindex="-1" @click=${this.onDelete}>
-        ${trashIcon()}${this.localize.term('delete')}
+        ${this.localize.term('delete')}
       </button>`,
     );
     return html`<div class="menu-wrap ${this.menuOpen ? 'open' : ''}">

@@ -32,7 +32,7 @@ export default [
     .link { display: block; margin: 0; padding: 0; border: 0; background: none; color: inherit; text-align: start; text-decoration: none; outline: none; }
     .link::after { content: ''; position: absolute; inset: 0; }
     .link:focus-visible::after { outline: 2px solid var(--_focus); outline-offset: -2px; }
-    .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; overflow-wrap: anywhere; }
+    .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
     .subject { -webkit-line-clamp: 2; line-clamp: 2; font-weight: 500; color: var(--_text); }
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
