@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS } from './examples.ts';
+
+// The playground's "every state" page as `npm start` serves it: real subscribers made at page load
+// (idempotently), each state visible, and the theme controls with their CSS snippet.
+
+const ROOT = resolve(import.meta.dirname, '../..');
+let child: ChildProcess;
+let dir: string;
+let browser: Browser;
+let page: Page;
+let url: string;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'notif-states-'));
+  child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--demo'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`playground did not start in 60 s:\n${output}`)), 60_000);
+    const onData = (chunk: string) => {
+      output += chunk;
+      const m = /playground on (http:\/\/\S+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(`${m[1]!}states.html`);
+      }
+    };
+    child.stdout!.setEncoding('utf8').on('data', onData);
+    child.stderr!.setEncoding('utf8').on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+});
+
+after(async () => {
+  await browser?.close();
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const card = (title: string) => page.locator('.state-card', { has: page.locator('h2', { hasText: title }) });
+
+async function totals(): Promise<Record<string, number>> {
+  return page.evaluate(async () => {
+    const c = (await (await fetch('/demo-config.json')).json()) as { apiUrl: string; apiKey: string };
+    const out: Record<string, number> = {};
+    for (const s of ['empty', 'three', 'many', 'long', 'cta', 'read']) {
+      const r = await fetch(`${c.apiUrl}/v1/subscribers/state-${s}/notifications/feed?limit=1`, { headers: { authorization: `ApiKey ${c.apiKey}` } });
+      out[s] = ((await r.json()) as { totalCount: number }).totalCount;
+    }
+    return out;
+  });
+}
+
+test('every state side by side, on real subscribers made at page load, again the same after a reload', { timeout: 120_000 }, async () => {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(url);
+  await page.locator('html[data-states-ready]').waitFor({ timeout: 90_000 });
+  const expected = { empty: 0, three: 3, many: 500, long: 2, cta: 2, read: 4 };
+  assert.deepEqual(await totals(), expected);
+
+  await card('Empty').locator('[part~="empty"]').waitFor();
+  await card('Loading').locator('[part~="skeleton"]').first().waitFor();
+  await card('Error').locator('[part~="error"]').waitFor();
+  await card('3 messages').locator('notif-message').nth(2).waitFor();
+  assert.equal(await card('500 messages').locator('notif-message').count() > 0, true);
+  await card('CTA pending and done').locator('[part~="action-result"]').waitFor();
+  assert.equal(await card('CTA pending and done').locator('[part~="button"]', { hasText: 'Accept' }).count(), 1, 'one invitation still pending');
+  await card('Read and unread').locator('notif-message').nth(3).waitFor();
+  assert.equal(await card('Read and unread').locator('[part~="unread-dot"]').count(), 2);
+  assert.equal(await card('Dark').locator('notif-feed').getAttribute('theme'), 'dark');
+  assert.equal(await card('Right to left').getAttribute('dir'), 'rtl');
+  await page.locator('notif-bell[data-for="many"] [part~="badge"]', { hasText: '99+' }).waitFor();
+  await page.locator('notif-bell[data-for="three"] [part~="badge"]', { hasText: '3' }).waitFor();
+
+  await page.reload();
+  await page.locator('html[data-states-ready]').waitFor({ timeout: 60_000 });
+  assert.deepEqual(await totals(), expected, 'a second load adds nothing');
+  assert.deepEqual(errors, []);
+});
+
+test('a theme control restyles every state and writes the CSS to copy', { timeout: 30_000 }, async () => {
+  const feed = card('3 messages').locator('notif-feed');
+  const surface = () => feed.evaluate((el) => getComputedStyle(el.shadowRoot!.querySelector('[part~="base"]')!).backgroundColor);
+  const before = await surface();
+  await page.fill('input[type="text"][name="--notif-color-surface"]', '#ffeedd');
+  assert.equal(await surface(), 'rgb(255, 238, 221)');
+  assert.notEqual(before, 'rgb(255, 238, 221)');
+  assert.match((await page.locator('#theme-snippet').textContent()) ?? '', /--notif-color-surface: #ffeedd;/);
+  await page.click('#theme-reset');
+  assert.equal(await surface(), before);
+  assert.doesNotMatch((await page.locator('#theme-snippet').textContent()) ?? '', /--notif-color-surface:/);
+});
