@@ -9,7 +9,7 @@
 //   `lit` and `@lit/*` left external, the way an app's bundler ships `import 'notif-inbox'`.
 // Exits 1 when a budget is exceeded (test/build/size.test.ts checks the same figures in CI).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -70,25 +70,37 @@ export async function measureDist(dist = resolve(ROOT, 'dist')) {
   return { scriptTag, es: compressed(esBundle.code) };
 }
 
-/** Where the bytes of the script-tag build come from (minified bytes per source group). */
+/**
+ * Where the bytes of the script-tag build come from: per source group, its modules' code as rendered
+ * in the bundle, minified on its own and compressed on its own (so the parts add up to a little
+ * more than the whole, which compresses across them).
+ */
 export async function breakdown() {
   const { minifyTemplatesPlugin } = await import('../scripts/minify-templates.mjs');
+  const { minifySync } = await import('rolldown/utils'); // Vite's own bundler (a dependency of vite)
   const { modules } = await bundle('src/index.ts', { withLit: true, plugins: [minifyTemplatesPlugin()] });
   const groups = new Map();
   for (const [id, info] of Object.entries(modules)) {
     const rel = id.replace(/\\/g, '/').replace(/^.*?\/(node_modules|src)\//, '$1/');
     const group = rel.startsWith('node_modules/')
-      ? `lit (${rel.split('/')[1]}${rel.split('/')[1]?.startsWith('@') ? `/${rel.split('/')[2]}` : ''})`
+      ? 'Lit (lit-html, reactive-element, lit-element)'
       : /\.styles\.ts$/.test(rel)
         ? 'element CSS (*.styles.ts)'
         : rel.startsWith('src/components/')
-          ? 'element classes and templates'
+          ? 'element classes and templates (src/components)'
           : rel.startsWith('src/store/') || rel.startsWith('src/api/')
             ? 'store and client (src/store, src/api)'
-            : 'i18n, icons, base classes (src/i18n, src/internal)';
-    groups.set(group, (groups.get(group) ?? 0) + info.renderedLength);
+            : rel.startsWith('src/i18n/')
+              ? 'localization (src/i18n)'
+              : 'base classes, controllers, icons, URLs (src/internal)';
+    groups.set(group, (groups.get(group) ?? '') + (info.code ?? '') + '\n');
   }
-  return [...groups].sort((a, b) => b[1] - a[1]);
+  return [...groups]
+    .map(([group, code]) => {
+      const min = Buffer.from(minifySync('group.js', code, { compress: true, mangle: { toplevel: true } }).code);
+      return [group, compressed(min)];
+    })
+    .sort((a, b) => b[1].gzip - a[1].gzip);
 }
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
@@ -112,11 +124,35 @@ async function main() {
     );
   }
   for (const [name, bytes] of Object.entries(OTHERS)) console.log(`${name.padEnd(58)} ${''.padStart(7)} ${String(bytes).padStart(9)}`);
-  console.log('\nminified bytes by source (script-tag build, before compression):');
+  console.log('\nwhat takes the room (script-tag build; each part minified and gzipped alone):');
   const groups = await breakdown();
-  const total = groups.reduce((n, [, b]) => n + b, 0);
-  for (const [group, bytes] of groups) console.log(`  ${group.padEnd(52)} ${String(bytes).padStart(7)}  ${((bytes / total) * 100).toFixed(0).padStart(3)} %`);
+  const total = groups.reduce((n, [, f]) => n + f.gzip, 0);
+  for (const [group, f] of groups) {
+    console.log(`  ${group.padEnd(56)} ${String(f.raw).padStart(7)} raw ${String(f.gzip).padStart(6)} gzip  ${((f.gzip / total) * 100).toFixed(0).padStart(3)} %`);
+  }
+  if (process.argv.includes('--readme')) writeReadme(figures);
   process.exitCode = over ? 1 : 0;
+}
+
+/** Rewrites the table between <!-- size:start --> and <!-- size:end --> in README.md. */
+function writeReadme(figures) {
+  const n = (x) => `${x.toLocaleString('en-US')} B`;
+  const row = (name, f, budget) =>
+    `| ${name} | ${n(f.raw)} | ${n(f.gzip)} | ${n(f.brotli)} | ${budget / 1024} KB (${budget.toLocaleString('en-US')} B)${f.gzip > budget ? ': **over**' : ''} |`;
+  const table = [
+    '| build | raw | gzip | brotli | budget (gzip) |',
+    '|---|---:|---:|---:|---:|',
+    row('script tag, `dist/notif-inbox.min.js` (Lit inside)', figures.scriptTag, BUDGETS.scriptTag),
+    row('ES build, `notif-inbox` with Lit external (bundled as an app would)', figures.es, BUDGETS.es),
+    ...Object.entries(OTHERS).map(([name, bytes]) => `| for comparison: ${name.replace(' inbox', "'s inbox")} | | ${bytes / 1024} KB | | |`),
+  ].join('\n');
+  const path = resolve(ROOT, 'README.md');
+  const readme = readFileSync(path, 'utf8');
+  const a = readme.indexOf('<!-- size:start -->');
+  const b = readme.indexOf('<!-- size:end -->');
+  if (a < 0 || b < a) throw new Error('README.md lacks the <!-- size:start --> ... <!-- size:end --> markers');
+  writeFileSync(path, `${readme.slice(0, a)}<!-- size:start -->\n${table}\n${readme.slice(b)}`);
+  console.log('README.md: size table rewritten');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
