@@ -52,7 +52,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     logger: config.logger ?? false,
     bodyLimit: 1024 * 1024,
     // Path parameters up to 255 characters (subscriberId) must reach their schema, which answers 422.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     // Errors the router raises before any route (a malformed %-escape, a parameter past maxParamLength)
     // get decisions.md's error body too.
     frameworkErrors: (error, request, reply) => {
