@@ -49,70 +49,56 @@ export class NotifApiError extends Error {
 
 /** A random UUID; falls back to getRandomValues where randomUUID is missing (non-secure contexts). */
 export const newIdempotencyKey = (): string =>
-  crypto.randomUUID?.() ??
-  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+  crypto.randomUUID?.() ?? Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join('');
 
 /** Base64 of the UTF-8 JSON of `value` (the feed's `payload` filter). */
-export const encodePayload = (value: unknown): string =>
-  btoa(Array.from(new TextEncoder().encode(JSON.stringify(value)), (b) => String.fromCharCode(b)).join(''));
+export const encodePayload = (value: unknown): string => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(value))));
 
 /** decisions.md: a body that is an object whose only key is `data` is a Novu envelope. */
 export const unwrap = (body: unknown): unknown =>
-  body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1 && 'data' in body
-    ? (body as { data: unknown }).data
-    : body;
+  body && typeof body == 'object' && !Array.isArray(body) && Object.keys(body) + '' == 'data' ? (body as { data: unknown }).data : body;
 
+/** Seconds from a `Retry-After` header (seconds or an HTTP date), or undefined. */
 const retryAfterSeconds = (value: string | null): number | undefined => {
-  if (!value) return undefined;
-  const n = Number(value);
-  if (Number.isFinite(n)) return Math.max(0, n);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  const n = value ? (isNaN(+value) ? (Date.parse(value) - Date.now()) / 1000 : +value) : NaN;
+  return n === n ? Math.max(0, Math.ceil(n)) : undefined;
 };
-
 
 /** One HTTP call: auth, idempotency key for mutations, query arrays as repeated params, envelope, errors. */
 export async function request<T>(options: NotifClientOptions, method: string, path: string, init: RequestInit2 = {}): Promise<T> {
-  const { baseUrl, apiKey, headers: base } = options;
+  const { body, signal } = init;
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(init.query ?? {})) {
-    if (value === undefined || value === null) continue;
-    for (const v of Array.isArray(value) ? value : [value]) params.append(name, String(v));
-  }
-  const qs = params.toString();
-  const headers: Record<string, string> = { accept: 'application/json', ...base, ...init.headers };
-  if (apiKey) headers.authorization = `ApiKey ${apiKey}`;
-  if (method !== 'GET') headers['idempotency-key'] = init.idempotencyKey ?? newIdempotencyKey();
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-
-  const doFetch = options.fetch ?? fetch;
+  for (const [name, value] of Object.entries(init.query ?? {})) if (value != null) for (const v of [value].flat()) params.append(name, String(v));
+  const qs = params + '';
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...init.headers };
+  if (options.apiKey) headers.authorization = 'ApiKey ' + options.apiKey;
+  if (method != 'GET') headers['idempotency-key'] = init.idempotencyKey ?? newIdempotencyKey();
+  if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await doFetch(`${baseUrl.replace(/\/+$/, '')}${path}${qs ? `?${qs}` : ''}`, {
+    response = await (options.fetch ?? fetch)(options.baseUrl.replace(/\/+$/, '') + path + (qs && '?' + qs), {
       method,
       headers,
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: init.signal,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
   } catch (err) {
-    if (init.signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
-    throw new NotifApiError(0, `Network error: ${(err as Error)?.message ?? err}`);
+    if (signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
+    throw new NotifApiError(0, 'Network error: ' + ((err as Error)?.message ?? err));
   }
   const text = await response.text();
-  let body: unknown = undefined;
-  if (text) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = text;
-    }
+  let data: unknown;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = text;
   }
   if (!response.ok) {
-    const m = (body as { message?: unknown } | undefined)?.message;
+    const m = (data as { message?: unknown } | undefined)?.message;
     const message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : `${response.status} ${response.statusText}`;
-    throw new NotifApiError(response.status, message, body, retryAfterSeconds(response.headers.get('retry-after')));
+    throw new NotifApiError(response.status, message, data, retryAfterSeconds(response.headers.get('retry-after')));
   }
-  return unwrap(body) as T;
+  return unwrap(data) as T;
 }
 
 const seg = encodeURIComponent;

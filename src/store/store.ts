@@ -4,18 +4,28 @@
 // leader among the visible tabs; BroadcastChannel carries its results and every tab's mutations).
 // It never touches elements: only document.visibilityState and window events.
 import {
-  NotifApiError, deleteMessage, feed, markAll, markAs, messageAction, newIdempotencyKey, unseenCount,
-  type CallOptions, type NotifClientOptions,
+  deleteMessage, feed, markAll, markAs, messageAction, newIdempotencyKey, unseenCount,
+  type CallOptions, type NotifApiError, type NotifClientOptions,
 } from '../api/request.ts';
 import type { FeedResponse, MarkAs, Message } from '../api/types.ts';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
 
 const MAX_BACKOFF = 5 * 60_000;
 
+/** A change of messages and count, applied by the tab that made it and by the others. */
+interface Sync {
+  t: 'sync';
+  upsert?: Message[];
+  remove?: string[];
+  /** What mark-all set on every message. */
+  all?: Partial<Message>;
+  count: number;
+}
+
 /** What tabs tell each other (over BroadcastChannel). */
 type Note =
   | { t: 'count'; count: number } // the leader's poll
-  | { t: 'sync'; upsert?: Message[]; remove?: string[]; all?: Partial<Message>; count: number } // a mutation
+  | Sync // a mutation, or the server's answer to one
   | { t: 'stale' } // a mutation was rolled back
   | { t: 'hello' }; // a tab arrived: the leader answers with the count
 
@@ -23,16 +33,13 @@ const newestFirst = (a: Message, b: Message) =>
   a.createdAt === b.createdAt ? (a._id < b._id ? 1 : a._id > b._id ? -1 : 0) : a.createdAt < b.createdAt ? 1 : -1;
 
 /** `base` with `incoming` merged in by `_id` (incoming wins), newest first. */
-const merge = (base: readonly Message[], incoming: readonly Message[]): Message[] => {
-  const byId = new Map(base.map((m) => [m._id, m]));
-  for (const m of incoming) byId.set(m._id, m);
-  return [...byId.values()].sort(newestFirst);
-};
+const merge = (base: readonly Message[], incoming: readonly Message[]): Message[] =>
+  [...new Map([...base, ...incoming].map((m) => [m._id, m])).values()].sort(newestFirst);
 
-const isUnseen = (m: Message | undefined) => !!m && !m.seen;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const hasDocument = typeof document !== 'undefined';
-const retryable = (e: unknown) => e instanceof NotifApiError && (e.status === 0 || e.status === 409 || e.status === 429 || e.status >= 502);
+const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
+const retryable = ({ status }: NotifApiError) => status === 0 || status === 409 || status === 429 || status >= 502;
+const WINDOW_EVENTS = ['focus', 'online', 'offline'];
 
 /** A short stable hash, so channel and lock names carry no secret. */
 export const hash = (s: string): string => {
@@ -43,7 +50,7 @@ export const hash = (s: string): string => {
 
 /** The key of a store: service, subscriber, feed, payload filter and authentication (not the fetch function). */
 export const storeKey = (c: InboxConfig): string =>
-  JSON.stringify([c.baseUrl, c.subscriberId, c.feedIdentifier ?? null, c.payload ?? null, c.apiKey ?? null, c.subscriberHash ?? null]);
+  JSON.stringify([c.baseUrl, c.subscriberId, c.feedIdentifier, c.payload, c.apiKey, c.subscriberHash]);
 
 export class InboxStore extends EventTarget implements InboxStoreApi {
   readonly config: Readonly<InboxConfig>;
@@ -64,6 +71,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** Called when the first element arrives and when the last one leaves (for the page registry). */
   onConnect?: () => void;
   onDispose?: () => void;
+  /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
+  counted = false;
 
   #pageSize: number;
   #interval: number;
@@ -79,28 +88,23 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #lockAbort?: AbortController;
   #unlock?: () => void;
   #channel?: BroadcastChannel;
-  #feedSeq = 0; // first-page requests
-  #feedCtrl?: AbortController;
-  #moreSeq = 0; // later pages: independent of first-page refreshes
-  #moreCtrl?: AbortController;
-  #first?: Promise<void>; // the latest first-page request
-  #countSeq = 0;
+  // The latest request of each kind: an answer to any other is superseded and ignored.
+  #feedCtrl?: AbortController; // first page
+  #moreCtrl?: AbortController; // later pages: independent of first-page refreshes
   #countCtrl?: AbortController;
+  #first?: Promise<void>; // the latest first-page request
   #counting?: Promise<number | undefined>;
   #busy = 0; // mutations in flight: server reads answered meanwhile may predate them
   #dirtyCount = false;
   #dirtyFeed = false;
-  /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
-  counted = false;
   #lastWake = -Infinity;
 
   constructor(config: InboxConfig) {
     super();
     this.config = Object.freeze({ ...config });
-    const size = Math.floor(config.pageSize ?? 20);
-    this.#pageSize = Number.isFinite(size) ? Math.min(100, Math.max(1, size)) : 20;
+    this.#pageSize = Math.min(100, Math.max(1, Math.floor(config.pageSize ?? 20))) || 20;
     this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
-    this.#name = `notif-inbox:${hash(storeKey(config))}`;
+    this.#name = 'notif-inbox:' + hash(storeKey(config));
     this.#api = {
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
@@ -117,24 +121,22 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   #set(patch: Partial<InboxState>) {
     this.state = { ...this.state, ...patch };
-    this.dispatchEvent(new CustomEvent('change', { detail: this.state }));
+    this.dispatchEvent(new Event('change'));
   }
 
-  #fail(error: Error, action: string, messageId?: string) {
-    this.#set({ error });
+  #fail(error: Error, action: string, messageId?: string, patch?: Partial<InboxState>) {
+    this.#set({ ...patch, error });
     this.dispatchEvent(new CustomEvent<InboxErrorDetail>('error', { detail: { error, action, messageId } }));
   }
 
   // ---- lifecycle ----
 
   connect(): void {
-    if (this.#refs++ > 0) return;
+    if (this.#refs++) return;
     this.onConnect?.();
-    if (hasDocument) {
-      document.addEventListener('visibilitychange', this.#onVisibility);
-      for (const type of ['focus', 'online', 'offline']) window.addEventListener(type, this.#onWindow);
-    }
-    if (typeof BroadcastChannel !== 'undefined' && typeof navigator !== 'undefined' && navigator.locks) {
+    document.addEventListener('visibilitychange', this.#onVisibility);
+    for (const type of WINDOW_EVENTS) addEventListener(type, this.#onWindow);
+    if (self.BroadcastChannel && navigator.locks) {
       this.#channel = new BroadcastChannel(this.#name);
       this.#channel.onmessage = (e: MessageEvent<Note>) => this.#onNote(e.data);
       this.#post({ t: 'hello' });
@@ -143,11 +145,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   disconnect(): void {
-    if (this.#refs === 0 || --this.#refs > 0) return;
-    if (hasDocument) {
-      document.removeEventListener('visibilitychange', this.#onVisibility);
-      for (const type of ['focus', 'online', 'offline']) window.removeEventListener(type, this.#onWindow);
-    }
+    if (!this.#refs || --this.#refs) return;
+    document.removeEventListener('visibilitychange', this.#onVisibility);
+    for (const type of WINDOW_EVENTS) removeEventListener(type, this.#onWindow);
     this.#resign();
     this.#channel?.close();
     this.#channel = undefined;
@@ -155,11 +155,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#feedCtrl?.abort();
     this.#countCtrl?.abort();
     this.#abortMore();
-    this.#feedSeq++;
-    this.#countSeq++;
-    this.#first = this.#counting = undefined;
+    this.#feedCtrl = this.#countCtrl = this.#first = this.#counting = undefined;
     this.#openFeeds = 0;
-    if (this.state.loadingMore || this.state.status === 'loading') this.#set({ loadingMore: false, status: 'idle' });
+    if (this.state.status === 'loading') this.#set({ status: 'idle' });
     this.onDispose?.();
   }
 
@@ -169,7 +167,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   get #hidden() {
-    return hasDocument && document.visibilityState === 'hidden';
+    return document.visibilityState === 'hidden';
   }
 
   /** Polls while this tab leads (or alone: no locks/BroadcastChannel), and only while visible. */
@@ -178,7 +176,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   #onVisibility = () => {
-    if (this.#refs === 0) return;
+    if (!this.#refs) return;
     if (this.#hidden) {
       clearTimeout(this.#timer);
       this.#resign();
@@ -198,11 +196,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** Visible tabs queue for the lock; the holder polls. */
   #campaign() {
     if (!this.#channel || this.#leader || this.#lockAbort) return;
-    const abort = (this.#lockAbort = new AbortController());
+    const { signal } = (this.#lockAbort = new AbortController());
     navigator.locks
-      .request(this.#name, { signal: abort.signal }, () => {
+      .request(this.#name, { signal }, () => {
         this.#lockAbort = undefined;
-        if (this.#refs === 0 || this.#hidden) return;
+        if (!this.#refs || this.#hidden) return;
         this.#leader = true;
         void this.#poll();
         return new Promise<void>((release) => (this.#unlock = release));
@@ -212,9 +210,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   #resign() {
     this.#lockAbort?.abort();
-    this.#lockAbort = undefined;
     this.#unlock?.();
-    this.#unlock = undefined;
+    this.#lockAbort = this.#unlock = undefined;
     this.#leader = false;
   }
 
@@ -225,29 +222,32 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #onNote(note: Note) {
     if (note.t === 'hello') {
       if (this.#leader && this.counted) this.#post({ t: 'count', count: this.state.unseenCount });
-    } else if (note.t === 'count') {
-      this.#countChanged(note.count);
-    } else if (note.t === 'stale') {
+    } else if (note.t === 'count') this.#countChanged(note.count);
+    else if (note.t === 'stale') {
       this.#stale = true;
       if (this.#openFeeds) void this.#fetchFirst();
-    } else {
-      const all = note.all;
-      const remove = new Set(note.remove);
-      const upsert = new Map(note.upsert?.map((m) => [m._id, m]));
-      const messages = this.state.messages
-        .filter((m) => !remove.has(m._id))
-        .map((m) => upsert.get(m._id) ?? (all ? { ...m, ...all } : m));
-      this.#set({ messages, unseenCount: note.count });
-    }
+    } else this.#sync(note);
+  }
+
+  /** Applies a change of messages and count. */
+  #sync({ upsert = [], remove = [], all, count }: Sync) {
+    const byId = new Map(upsert.map((m) => [m._id, m]));
+    const messages = this.state.messages.filter((m) => !remove.includes(m._id)).map((m) => byId.get(m._id) ?? (all ? { ...m, ...all } : m));
+    this.#set({ messages, unseenCount: count });
+  }
+
+  /** Applies a change here and tells the other tabs. */
+  #share(note: Sync) {
+    this.#sync(note);
+    this.#post(note);
   }
 
   // ---- freshness ----
 
   /** Now: the count (when this tab polls) and the first page (when a feed is open). */
   #wake(force = false) {
-    if (this.#refs === 0 || this.#hidden) return;
     const now = Date.now();
-    if (!force && now - this.#lastWake < 1000) return;
+    if (!this.#refs || this.#hidden || (!force && now - this.#lastWake < 1000)) return;
     this.#lastWake = now;
     if (this.state.status === 'offline') this.#set({ status: 'idle' });
     if (this.#polls) void this.#poll();
@@ -267,14 +267,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (count !== undefined) this.#post({ t: 'count', count });
       this.#schedule();
     } catch (e) {
-      if ((e as Error)?.name === 'AbortError') return;
+      if (aborted(e)) return;
       const err = e as NotifApiError;
       if (err.status === 401 || err.status === 403) {
         this.#halted = true;
-        this.#set({ status: 'error' });
-        return this.#fail(err, 'poll');
+        return this.#fail(err, 'poll', undefined, { status: 'error' });
       }
-      if (err.status === 0) this.#set({ status: 'offline' });
+      if (!err.status) this.#set({ status: 'offline' });
       const backoff = Math.min(MAX_BACKOFF, this.#interval * 2 ** ++this.#failures) * (0.5 + Math.random() / 2);
       this.#schedule(Math.max(backoff, (err.retryAfter ?? 0) * 1000));
     }
@@ -282,20 +281,18 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /** The unseen count, one request at a time; undefined when the answer came too late to use. */
   #fetchCount(refetch = true): Promise<number | undefined> {
-    return (this.#counting ??= this.#loadCount(refetch).finally(() => (this.#counting = undefined)));
-  }
-
-  async #loadCount(refetch: boolean) {
-    const ctrl = (this.#countCtrl = new AbortController());
-    const seq = this.#countSeq;
-    const { count } = await unseenCount(this.#api, this.config.subscriberId, {}, { signal: ctrl.signal });
-    if (seq !== this.#countSeq) return undefined;
-    if (this.#busy) {
-      this.#dirtyCount = true;
-      return undefined;
-    }
-    this.#countChanged(count, refetch);
-    return count;
+    return (this.#counting ??= (async () => {
+      const ctrl = (this.#countCtrl = new AbortController());
+      try {
+        const { count } = await unseenCount(this.#api, this.config.subscriberId, {}, { signal: ctrl.signal });
+        if (ctrl !== this.#countCtrl) return;
+        if (this.#busy) return void (this.#dirtyCount = true);
+        this.#countChanged(count, refetch);
+        return count;
+      } finally {
+        this.#counting = undefined;
+      }
+    })());
   }
 
   #countChanged(count: number, refetch = true) {
@@ -308,14 +305,16 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (refetch && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }
 
-  #feedQuery(page: number) {
-    const { feedIdentifier, payload } = this.config;
-    return { page, limit: this.#pageSize, read: this.state.tab === 'unread' ? false : undefined, feedIdentifier, payload };
+  /** One page of the current tab. */
+  #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
+    const { feedIdentifier, payload, subscriberId } = this.config;
+    const read = this.state.tab === 'unread' ? false : undefined;
+    return feed(this.#api, subscriberId, { page, limit: this.#pageSize, read, feedIdentifier, payload }, { signal });
   }
 
   #abortMore() {
     this.#moreCtrl?.abort();
-    this.#moreSeq++;
+    this.#moreCtrl = undefined;
     if (this.state.loadingMore) this.#set({ loadingMore: false });
   }
 
@@ -330,35 +329,35 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** Loads the first page and merges it over what is loaded (older pages are kept). */
   async #loadFirst(): Promise<void> {
     this.#feedCtrl?.abort();
-    const { signal } = (this.#feedCtrl = new AbortController());
-    const seq = ++this.#feedSeq;
+    const ctrl = (this.#feedCtrl = new AbortController());
     if (!this.state.loaded) this.#set({ status: 'loading' });
     let res: FeedResponse;
     try {
-      res = await feed(this.#api, this.config.subscriberId, this.#feedQuery(0), { signal });
+      res = await this.#page(0, ctrl.signal);
     } catch (e) {
-      if (seq !== this.#feedSeq) return this.#first;
-      if ((e as Error)?.name === 'AbortError') return;
-      const err = e as NotifApiError;
-      this.#set({ status: err.status === 0 ? 'offline' : this.state.loaded ? this.state.status : 'error' });
-      return this.#fail(err, 'fetch');
+      if (ctrl !== this.#feedCtrl) return this.#first;
+      if (aborted(e)) return;
+      const { status, loaded } = this.state;
+      return this.#fail(e as Error, 'fetch', undefined, { status: !(e as NotifApiError).status ? 'offline' : loaded ? status : 'error' });
     }
-    if (seq !== this.#feedSeq) return this.#first;
-    if (this.#busy) {
-      this.#dirtyFeed = true;
-      return;
-    }
+    if (ctrl !== this.#feedCtrl) return this.#first;
+    if (this.#busy) return void (this.#dirtyFeed = true);
     const page = res.data ?? [];
-    const old = this.state.messages;
-    const last = page[page.length - 1];
+    const last = page.at(-1);
     const ids = new Set(page.map((m) => m._id));
+    const old = this.state.messages;
     // Keep older loaded pages only when the new page joins them (no gap in between).
     const joins = res.hasMore && last && old.some((m) => ids.has(m._id));
-    const messages = joins ? merge(old.filter((m) => newestFirst(m, last) > 0), page) : merge([], page);
     if (!joins) this.#abortMore();
     this.#stale = false;
     this.#fetchedAt = Date.now();
-    this.#set({ messages, hasMore: joins ? this.state.hasMore : !!res.hasMore, loaded: true, status: 'idle', error: null });
+    this.#set({
+      messages: merge(joins ? old.filter((m) => newestFirst(m, last) > 0) : [], page),
+      hasMore: joins ? this.state.hasMore : !!res.hasMore,
+      loaded: true,
+      status: 'idle',
+      error: null,
+    });
   }
 
   feedOpened(): void {
@@ -373,7 +372,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   setTab(tab: InboxTab): void {
     if (tab === this.state.tab) return;
     this.#abortMore();
-    this.#set({ tab, messages: [], hasMore: false, loaded: false, loadingMore: false });
+    this.#set({ tab, messages: [], hasMore: false, loaded: false });
     void this.#fetchFirst();
   }
 
@@ -386,9 +385,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           if (count !== undefined) this.#post({ t: 'count', count });
           this.#schedule();
         },
-        (e) => {
-          if ((e as Error)?.name !== 'AbortError') this.#fail(e as Error, 'fetch');
-        },
+        (e) => aborted(e) || this.#fail(e, 'fetch'),
       ),
       this.#fetchFirst(),
     ]);
@@ -398,97 +395,83 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const s = this.state;
     if (!s.loaded) return this.#first ?? this.#fetchFirst();
     if (!s.hasMore || s.loadingMore) return;
-    const { signal } = (this.#moreCtrl = new AbortController());
-    const seq = ++this.#moreSeq;
+    const ctrl = (this.#moreCtrl = new AbortController());
     // Page by what is loaded of this tab's list; overlap from new messages is deduplicated.
     const loaded = s.tab === 'unread' ? s.messages.filter((m) => !m.read).length : s.messages.length;
     this.#set({ loadingMore: true });
     try {
-      const res = await feed(this.#api, this.config.subscriberId, this.#feedQuery(Math.floor(loaded / this.#pageSize)), { signal });
-      if (seq !== this.#moreSeq) return;
-      this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
+      const res = await this.#page(Math.floor(loaded / this.#pageSize), ctrl.signal);
+      if (ctrl === this.#moreCtrl) this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
     } catch (e) {
-      if (seq !== this.#moreSeq || (e as Error)?.name === 'AbortError') return;
-      this.#set({ loadingMore: false });
-      this.#fail(e as Error, 'loadMore');
+      if (ctrl === this.#moreCtrl && !aborted(e)) this.#fail(e as Error, 'loadMore', undefined, { loadingMore: false });
     }
   }
 
   // ---- mutations ----
 
   /**
-   * Applies `change` to the messages `which` selects at once, calls the server with one
-   * idempotency key (retried with the same key while offline or throttled), and rolls back with an
-   * `error` event when the server refuses. `change` returning null removes the message.
+   * Applies `change` to the messages at once (it returns the changed message, null to remove it, or
+   * undefined to leave it), calls the server with one idempotency key (retried with the same key
+   * while offline or throttled), and rolls back with an `error` event when the server refuses.
+   * `all` is what a mark-all sets on every message (the unseen count becomes 0).
    */
   async #mutate(
     action: string,
     messageId: string | undefined,
-    which: (m: Message) => boolean,
-    change: (m: Message) => Message | null,
-    call: (o: CallOptions) => Promise<Message | Message[] | unknown>,
-    opts: { all?: Partial<Message>; count?: number; ok404?: boolean } = {},
+    change: (m: Message) => Message | null | undefined,
+    call: (o: CallOptions) => Promise<unknown>,
+    all?: Partial<Message>,
   ): Promise<void> {
-    const before = this.state;
-    const originals = before.messages.filter(which);
-    const changed = originals.map(change);
-    const removed = originals.filter((_, i) => !changed[i]).map((m) => m._id);
-    const upsert = changed.filter((m): m is Message => !!m);
-    const delta = originals.reduce((d, m, i) => d + +isUnseen(changed[i] ?? undefined) - +isUnseen(m), 0);
-    const count = opts.count ?? Math.max(0, before.unseenCount + delta);
-    const countDelta = count - before.unseenCount;
-    const apply = (ups: Message[]) => {
-      const map = new Map(ups.map((m) => [m._id, m]));
-      const gone = new Set(removed);
-      this.#set({
-        messages: this.state.messages.filter((m) => !gone.has(m._id)).map((m) => map.get(m._id) ?? m),
-      });
-    };
-    apply(upsert);
-    this.#set({ unseenCount: count });
-    this.#post({ t: 'sync', upsert, remove: removed, all: opts.all, count });
+    const { messages, unseenCount } = this.state;
+    const originals: Message[] = [];
+    const upsert: Message[] = [];
+    const remove: string[] = [];
+    let count = unseenCount;
+    for (const m of messages) {
+      const c = change(m);
+      if (c === undefined) continue;
+      originals.push(m);
+      if (c) upsert.push(c);
+      else remove.push(m._id);
+      count += +!!(c && !c.seen) - +!m.seen;
+    }
+    count = all ? 0 : Math.max(0, count);
+    const countDelta = count - unseenCount;
+    this.#share({ t: 'sync', upsert, remove, all, count });
 
     this.#busy++;
     const idempotencyKey = newIdempotencyKey();
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const result = await call({ idempotencyKey });
-          const server = (Array.isArray(result) ? result : [result]).filter(
-            (m): m is Message => !!m && typeof m === 'object' && typeof (m as Message)._id === 'string',
-          );
-          if (server.length) {
-            apply(server);
-            this.#post({ t: 'sync', upsert: server, count: this.state.unseenCount });
-          }
+          const server = [await call({ idempotencyKey })].flat().filter((m): m is Message => typeof (m as Message)?._id === 'string');
+          if (server.length) this.#share({ t: 'sync', upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {
           const err = e as NotifApiError;
-          if (opts.ok404 && err.status === 404) return;
-          if (!retryable(err) || attempt >= 4) throw err;
-          if (typeof navigator !== 'undefined' && !navigator.onLine) {
-            await new Promise((r) => window.addEventListener('online', r, { once: true }));
-          } else await sleep(err.retryAfter !== undefined ? err.retryAfter * 1000 : 500 * 2 ** attempt);
+          if (action === 'remove' && err.status === 404) return;
+          if (!retryable(err) || attempt > 3) throw err;
+          await (navigator.onLine
+            ? sleep(err.retryAfter !== undefined ? err.retryAfter * 1000 : 500 * 2 ** attempt)
+            : new Promise((r) => addEventListener('online', r, { once: true })));
         }
       }
     } catch (e) {
       // Roll back only what this mutation changed; later state (polls, other mutations) stays.
-      const gone = new Set(removed);
       const back = new Map(originals.map((m) => [m._id, m]));
       this.#set({
         messages: merge(
           this.state.messages.map((m) => back.get(m._id) ?? m),
-          originals.filter((m) => gone.has(m._id)),
+          originals.filter((m) => remove.includes(m._id)),
         ),
         unseenCount: Math.max(0, this.state.unseenCount - countDelta),
       });
-      if (action === 'markRead' || action === 'markUnread') {
-        if ((e as NotifApiError).status === 404) this.#set({ markAsSupported: false });
-      }
+      // No single-message mark-as on this server: the elements hide the read toggle.
+      const unsupported = !all && action.startsWith('mark') && (e as NotifApiError).status === 404;
       this.#post({ t: 'stale' });
-      this.#fail(e as Error, action, messageId);
+      this.#fail(e as Error, action, messageId, unsupported ? { markAsSupported: false } : {});
     } finally {
-      if (--this.#busy === 0) {
+      if (!--this.#busy) {
         if (this.#dirtyCount && this.#polls) void this.#poll();
         if (this.#dirtyFeed) void this.#fetchFirst();
         this.#dirtyCount = this.#dirtyFeed = false;
@@ -501,10 +484,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return this.#mutate(
       action,
       undefined,
-      (m) => (markAs === 'read' ? !m.read || !m.seen : !m.seen),
-      (m) => ({ ...m, ...all }),
+      (m) => (!m.seen || (markAs === 'read' && !m.read) ? { ...m, ...all } : undefined),
       (o) => markAll(this.#api, this.config.subscriberId, { markAs, feedIdentifier: this.config.feedIdentifier }, o),
-      { all, count: 0 },
+      all,
     );
   }
 
@@ -516,12 +498,16 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return this.#markAll('seen', 'markAllSeen');
   }
 
+  /** Applies `change` to one message. */
+  #one(action: string, messageId: string, change: (m: Message) => Message | null, call: (o: CallOptions) => Promise<unknown>) {
+    return this.#mutate(action, messageId, (m) => (m._id === messageId ? change(m) : undefined), call);
+  }
+
   #markOne(messageId: string, read: boolean) {
     if (!this.state.markAsSupported) return Promise.resolve();
-    return this.#mutate(
+    return this.#one(
       read ? 'markRead' : 'markUnread',
       messageId,
-      (m) => m._id === messageId,
       (m) => ({ ...m, read, seen: m.seen || read }),
       (o) => markAs(this.#api, this.config.subscriberId, { messageId, markAs: read ? 'read' : 'unread' }, o),
     );
@@ -536,21 +522,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   remove(messageId: string): Promise<void> {
-    return this.#mutate(
-      'remove',
-      messageId,
-      (m) => m._id === messageId,
-      () => null,
-      (o) => deleteMessage(this.#api, messageId, o).then(() => undefined),
-      { ok404: true },
-    );
+    return this.#one('remove', messageId, () => null, (o) => deleteMessage(this.#api, messageId, o));
   }
 
   action(messageId: string, type: MessageActionType): Promise<void> {
-    return this.#mutate(
+    return this.#one(
       'action',
       messageId,
-      (m) => m._id === messageId,
       (m) => ({ ...m, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
       (o) => messageAction(this.#api, this.config.subscriberId, messageId, type, { status: 'done' }, o),
     );
