@@ -1,31 +1,40 @@
 import { LitElement } from 'lit';
+import type { NotifEventDetails, NotifEventName } from '../events.ts';
+import { localized } from '../i18n/localize.ts';
 import { VERSION } from './version.ts';
 
 // Tags already warned about, shared by every copy of the package on the page (the script-tag file
 // loaded twice, or beside an app's bundle), so a page shows one warning per tag, not one per copy.
 const warned: Set<string> = ((globalThis as { [key: symbol]: Set<string> })[Symbol.for('notif-inbox.warned')] ??= new Set());
 
-/** The base of every notif-* element: guarded registration, and the version that registered it. */
+/** Dispatches a typed `notif-*` event from `el` (bubbling, composed); returns whether no listener prevented it. */
+export const emit = <K extends NotifEventName>(el: EventTarget, name: K, detail: NotifEventDetails[K], cancelable = false): boolean =>
+  el.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, cancelable, detail }));
+
+/** The base of every notif-* element: guarded registration, the version that registered it, localization. */
 export class NotifElement extends LitElement {
   static readonly version = VERSION;
+
+  override connectedCallback() {
+    super.connectedCallback();
+    localized.add(this);
+  }
+
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    localized.delete(this);
+  }
 
   /**
    * Registers `tag` for this class unless a class is registered under it already: an embedded widget
    * is often loaded twice. Warns once when the one registered first is a different version.
    */
   static define(tag: string, ctor: CustomElementConstructor = this): void {
-    if (typeof customElements === 'undefined') return;
     const existing = customElements.get(tag) as (CustomElementConstructor & { version?: string }) | undefined;
-    if (!existing) {
-      customElements.define(tag, ctor);
-      return;
-    }
-    if (existing !== ctor && existing.version !== VERSION && !warned.has(tag)) {
+    if (!existing) customElements.define(tag, ctor);
+    else if (existing !== ctor && existing.version !== VERSION && !warned.has(tag)) {
       warned.add(tag);
-      console.warn(
-        `notif-inbox: <${tag}> is already registered by version ${existing.version ?? 'unknown'}; ` +
-          `version ${VERSION} loaded on this page is not used for it.`,
-      );
+      console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}; version ${VERSION} is not used for it.`);
     }
   }
 }

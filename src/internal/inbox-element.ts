@@ -1,8 +1,9 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
-import type { InboxConfig, InboxStoreApi } from '../store/types.ts';
-import { LocalizeController } from '../i18n/localize.ts';
-import { NotifElement } from './base-element.ts';
-import { StoreController } from './store-controller.ts';
+import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi } from '../store/types.ts';
+import { getInboxStore } from '../store/index.ts';
+import { formatNumber, localeOf, translationFor } from '../i18n/localize.ts';
+import { NotifElement, emit } from './base-element.ts';
+import { warnApiKeyOnce } from './url.ts';
 
 export type Theme = 'light' | 'dark' | 'auto';
 
@@ -13,7 +14,9 @@ const announcers = new WeakMap<InboxStoreApi, InboxElement>();
 
 /**
  * What `<notif-bell>` and `<notif-feed>` share: the configuration attributes (read by whichever of
- * them is outermost), the store connection and localization.
+ * them is outermost), the connection to the page's InboxStore (re-rendering on every change; the
+ * outermost element turns the store's errors and unseen-count changes into `notif-*` events), and
+ * the live region.
  */
 export class InboxElement extends NotifElement {
   static override properties: PropertyDeclarations = {
@@ -56,70 +59,129 @@ export class InboxElement extends NotifElement {
   /** The store, handed down by an outer element or set by the app; wins over the attributes. */
   declare store: InboxStoreApi | null | undefined;
 
-  protected readonly localize = new LocalizeController(this);
-  protected readonly inbox = new StoreController(this, {
-    attached: (store) => this.storeAttached(store, (this.heard = -1)),
-    detached: (store) => this.storeDetached(store),
-  });
+  /** The store in use: `store`, or the page's store for the attributes. */
+  protected inbox: InboxStoreApi | null = null;
+  /** Not inside another notif-* element's shadow root: configures, announces and fires store events. */
+  #outer = true;
+  #unsubscribe?: () => void;
+  /** The unseen count last rendered; -1 until the server has answered it (and after a change of store). */
+  #heard = -1;
+  #count = 0;
+  #pending = 0;
+  #timer?: ReturnType<typeof setTimeout>;
 
-  /** The unseen count last seen; -1 until the server has answered it (and after a change of store). */
-  private heard = -1;
-  private pending = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  override connectedCallback() {
+    super.connectedCallback();
+    const root = this.getRootNode();
+    this.#outer = !(root instanceof ShadowRoot && root.host.localName.startsWith('notif-'));
+    this.#sync();
+  }
 
-  /** Counts new messages (rises of the unseen count) for the live region. */
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    this.#attach(null);
+  }
+
   protected override willUpdate() {
-    const store = this.inbox.store;
-    if (!store?.counted || !this.inbox.outermost) return;
+    if (this.isConnected) this.#sync();
+    // Counts new messages (rises of the unseen count) for the live region.
+    const store = this.inbox;
+    if (!store?.counted || !this.#outer) return;
     let owner = announcers.get(store);
     if (!owner?.isConnected) announcers.set(store, (owner = this));
     if (owner !== this) return;
     const count = store.state.unseenCount;
-    if (this.heard >= 0 && count > this.heard) {
-      this.pending += count - this.heard;
-      if (!this.timer) this.flush();
+    if (this.#heard >= 0 && count > this.#heard) {
+      this.#pending += count - this.#heard;
+      if (!this.#timer) this.#flush();
     }
-    this.heard = count;
+    this.#heard = count;
   }
 
   /** Announces what is pending, then keeps quiet for ANNOUNCE_INTERVAL (and clears the region after). */
-  private flush = () => {
-    const n = this.pending;
+  #flush = () => {
+    const n = this.#pending;
     const live = this.renderRoot.querySelector('#live');
-    this.pending = 0;
-    this.timer = n ? setTimeout(this.flush, ANNOUNCE_INTERVAL) : undefined;
-    if (live) live.textContent = n ? this.localize.fn('newNotifications', n, this.localize.number(n)) : '';
+    const locale = localeOf(this);
+    this.#pending = 0;
+    this.#timer = n ? setTimeout(this.#flush, ANNOUNCE_INTERVAL) : undefined;
+    if (live) live.textContent = n ? translationFor(locale).newNotifications(n, formatNumber(n, locale)) : '';
   };
 
   /** The polite live region, in the outermost element only. */
   protected liveRegion() {
-    return this.inbox.outermost ? html`<div id="live" class="sr-only" role="status"></div>` : nothing;
+    return this.#outer ? html`<div id="live" class="sr-only" role="status"></div>` : nothing;
   }
 
   /** The configuration from this element's attributes, or null when base-url or subscriber-id is missing. */
   inboxConfig(): InboxConfig | null {
-    if (!this.baseUrl || !this.subscriberId) return null;
-    const config: InboxConfig = { baseUrl: this.baseUrl, subscriberId: this.subscriberId };
-    if (this.apiKey) config.apiKey = this.apiKey;
-    if (this.subscriberHash) config.subscriberHash = this.subscriberHash;
-    if (this.fetch) config.fetch = this.fetch;
-    if (this.feedIdentifier) {
-      const ids = this.feedIdentifier.split(',').map((s) => s.trim()).filter(Boolean);
-      config.feedIdentifier = ids.length === 1 ? ids[0]! : ids;
-    }
-    if (this.payload && typeof this.payload === 'object') config.payload = this.payload;
+    const { baseUrl, subscriberId, apiKey, subscriberHash, fetch, feedIdentifier, payload } = this;
+    if (!baseUrl || !subscriberId) return null;
+    const ids = feedIdentifier?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
     const poll = Number(this.pollInterval);
-    if (Number.isFinite(poll) && poll > 0) config.pollInterval = poll;
-    const size = Number(this.pageSize);
-    if (Number.isFinite(size) && size > 0) config.pageSize = Math.min(100, Math.max(1, Math.round(size)));
-    return config;
+    const size = Math.round(Number(this.pageSize));
+    return {
+      baseUrl,
+      subscriberId,
+      ...(apiKey && { apiKey }),
+      ...(subscriberHash && { subscriberHash }),
+      ...(fetch && { fetch }),
+      ...(ids.length && { feedIdentifier: ids.length > 1 ? ids : ids[0] }),
+      ...(payload && typeof payload == 'object' && { payload }),
+      ...(poll > 0 && { pollInterval: poll }),
+      ...(size > 0 && { pageSize: Math.min(100, size) }),
+    };
+  }
+
+  /** The state to render, or null while there is no store. */
+  protected get state(): InboxState | null {
+    return this.inbox?.state ?? null;
   }
 
   /** True when this element has a store to show, or will get one. */
   protected get configured(): boolean {
-    return !!this.inbox.store || !this.inbox.outermost;
+    return !!this.inbox || !this.#outer;
   }
 
-  protected storeAttached(_store: InboxStoreApi, _?: unknown): void {}
-  protected storeDetached(_store: InboxStoreApi): void {}
+  /** Called with `true` as the element takes a store and with `false` as it lets it go. */
+  protected storeChanged(_store: InboxStoreApi, _attached: boolean): void {}
+
+  #sync() {
+    const config = this.store ? null : this.inboxConfig();
+    if (config?.apiKey) warnApiKeyOnce(config.apiKey);
+    const next = this.store || (config && getInboxStore(config));
+    if (next !== this.inbox) this.#attach(next);
+  }
+
+  #attach(next: InboxStoreApi | null) {
+    const prev = this.inbox;
+    if (prev) {
+      this.#unsubscribe!();
+      prev.removeEventListener('error', this.#onError);
+      this.storeChanged(prev, false);
+      prev.disconnect();
+    }
+    this.inbox = next;
+    this.#heard = -1;
+    if (next) {
+      this.#count = next.state.unseenCount;
+      next.connect();
+      next.addEventListener('error', this.#onError);
+      this.#unsubscribe = next.subscribe(this.#onState);
+      this.storeChanged(next, true);
+      this.#onState(next.state);
+    }
+    this.requestUpdate();
+  }
+
+  #onState = (state: InboxState) => {
+    if (state.unseenCount !== this.#count && this.#outer) emit(this, 'notif-unseen-count-change', { count: state.unseenCount });
+    this.#count = state.unseenCount;
+    // Never inside the element's own update: a store change there would be lost.
+    queueMicrotask(() => this.requestUpdate());
+  };
+
+  #onError = (event: Event) => {
+    if (this.#outer) emit(this, 'notif-error', (event as CustomEvent<InboxErrorDetail>).detail);
+  };
 }

@@ -68,19 +68,18 @@ export const themeStyles = css`
     * { animation: none !important; }
   }
   :host([hidden]) { display: none !important; }
-  *, ::before, ::after { box-sizing: border-box; }
-  .icon { flex: none; inline-size: 1.25em; block-size: 1.25em; }
-  .sr-only {
-    position: absolute; inline-size: 1px; block-size: 1px; margin: -1px; padding: 0; border: 0;
-    overflow: hidden; clip-path: inset(50%); white-space: nowrap;
+  * { box-sizing: border-box; }
+  .icon {
+    flex: none; inline-size: 1.25em; block-size: 1.25em;
+    fill: none; stroke: currentColor; stroke-width: 1.75; stroke-linecap: round; stroke-linejoin: round;
   }
+  .sr-only { position: absolute; inline-size: 1px; block-size: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   button { font: inherit; color: inherit; cursor: pointer; }
   :focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
   .ghost {
     display: inline-flex; align-items: center; gap: .375rem; padding: .3125rem .5rem; border: 0;
     border-radius: var(--_radius-small); background: none; color: var(--_muted);
     font-size: var(--_font-size-small); font-weight: 500;
-    transition: background-color var(--_duration), color var(--_duration);
   }
   .ghost:hover { background: var(--_surface-hover); color: var(--_text); }
   .ghost:disabled { opacity: .5; cursor: default; background: none; }

@@ -91,16 +91,18 @@ export class MessageHarness {
     await this.el.updateComplete;
   }
 
-  async openMenu(): Promise<HTMLElement[]> {
-    this.root.querySelector<HTMLButtonElement>('[part~="menu-button"]')!.click();
-    await this.el.updateComplete;
-    return [...this.root.querySelectorAll<HTMLElement>('[role="menuitem"]')];
+  /** The message's own controls (mark read or unread, delete). */
+  get controls(): HTMLButtonElement[] {
+    return [...this.root.querySelectorAll<HTMLButtonElement>('[part~="read-button"], [part~="delete-button"]')];
+  }
+  /** The controls' accessible names. */
+  get controlNames(): string[] {
+    return this.controls.map((b) => b.getAttribute('aria-label') ?? '');
   }
 
-  async menu(item: string) {
-    const items = await this.openMenu();
-    const target = items.find((i) => i.textContent?.trim() === item);
-    if (!target) throw new Error(`no menu item "${item}" in ${items.map((i) => i.textContent?.trim())}`);
+  async control(name: string) {
+    const target = this.controls.find((b) => b.getAttribute('aria-label') === name);
+    if (!target) throw new Error(`no control "${name}" in ${this.controlNames}`);
     target.click();
     await this.el.updateComplete;
   }

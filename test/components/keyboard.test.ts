@@ -6,7 +6,7 @@ import { BellHarness, FeedHarness, pretendVisible, waitFor } from './harness.ts'
 import { createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
 
 // The real keyboard (sendKeys types through the browser's protocol): the bell's dialog, the feed's
-// tabs and list, and a message's menu, walked without a mouse.
+// tabs and list, and a message's own controls, walked without a mouse.
 
 /** The focused element, looking inside shadow roots. */
 function active(): Element | null {
@@ -77,9 +77,10 @@ describe('keyboard', () => {
     const feed = await bell.feed.loaded(2);
     await waitFor(() => !feed.markAllButton.disabled, 'mark-all enabled');
 
-    // Forward: mark all, the selected tab, the first message (its link, its two buttons, its menu), then around.
+    // Forward: mark all, the selected tab, the first message (its link, its two CTA buttons, its
+    // read and delete controls), then around.
     const forward: string[] = [];
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < 8; i++) {
       await press('Tab');
       expect(inside(active(), bell.popover), `Tab ${i + 1} stays in the dialog (${name(active())})`).to.equal(true);
       forward.push(name(active()));
@@ -90,12 +91,15 @@ describe('keyboard', () => {
       'link: Unread: Invitation',
       'button button-primary: Accept',
       'button button-secondary: Decline',
-      'menu-button: More actions',
+      'read-button: Mark as read',
+      'delete-button: Delete',
       'mark-all-button: Mark all as read',
     ]);
     // Backward from the first stop wraps to the last.
     await press('Shift+Tab');
-    expect(name(active())).to.equal('menu-button: More actions');
+    expect(name(active())).to.equal('delete-button: Delete');
+    await press('Shift+Tab');
+    expect(name(active())).to.equal('read-button: Mark as read');
     await press('Shift+Tab');
     expect(name(active())).to.equal('button button-secondary: Decline');
 
@@ -142,7 +146,9 @@ describe('keyboard', () => {
 
     // Tab leaves the list after the focused message's own controls.
     await press('Tab');
-    expect(name(active())).to.equal('menu-button: More actions');
+    expect(name(active())).to.equal('read-button: Mark as read');
+    await press('Tab');
+    expect(name(active())).to.equal('delete-button: Delete');
     await press('Tab');
     expect(active()).to.equal(wrap.querySelector('#after'));
 
@@ -152,6 +158,7 @@ describe('keyboard', () => {
       e.preventDefault();
       clicks.push(e.detail.message.subject ?? '');
     });
+    await press('Shift+Tab');
     await press('Shift+Tab');
     await press('Shift+Tab');
     expect(at()).to.equal('Two');
@@ -192,7 +199,7 @@ describe('keyboard', () => {
     }
   });
 
-  it("opens a message's menu from the keyboard; Escape closes the menu, not the bell", async () => {
+  it("marks a message read and unread with its control from the keyboard; Escape then closes the bell", async () => {
     const sub = await uniqueSubscriber();
     await trigger(plain, sub, { title: 'Hello', body: 'x' });
     const { baseUrl, apiKey } = await testServer();
@@ -203,20 +210,16 @@ describe('keyboard', () => {
     const message = feed.messages[0]!;
     message.el.focus();
     await press('Tab');
-    expect(name(active())).to.equal('menu-button: More actions');
+    expect(name(active())).to.equal('read-button: Mark as read');
     await press('Enter');
-    await waitFor(() => active()?.getAttribute('role') === 'menuitem', 'first item focused');
-    expect(name(active())).to.contain('Mark as read');
-    await press('ArrowDown');
-    expect(name(active())).to.contain('Delete');
-    await press('Escape');
-    expect(name(active())).to.equal('menu-button: More actions');
-    expect(bell.isOpen, 'the bell stays open').to.equal(true);
-    await press('Enter');
-    await waitFor(() => active()?.getAttribute('role') === 'menuitem', 'menu again');
-    await press('Enter'); // Mark as read
     await waitFor(() => !feed.messages[0]!.unread, 'read');
-    expect(name(active())).to.equal('menu-button: More actions');
+    expect(name(active()), 'focus stays on the control, now the other way').to.equal('read-button: Mark as unread');
+    expect(bell.isOpen, 'the bell stays open').to.equal(true);
+    await press('Space');
+    await waitFor(() => feed.messages[0]!.unread, 'unread again');
+    expect(name(active())).to.equal('read-button: Mark as read');
+    await press('Tab');
+    expect(name(active())).to.equal('delete-button: Delete');
     await press('Escape');
     await waitFor(() => !bell.isOpen, 'closed');
     expect(active()).to.equal(bell.button);

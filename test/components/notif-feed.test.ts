@@ -109,7 +109,7 @@ describe('<notif-feed>', () => {
     expect(feed.tabs.map((t) => t.tabIndex)).to.deep.equal([0, -1]);
   });
 
-  it('marks one message read on click, fires a cancelable notif-message-click, and read/unread from its menu', async () => {
+  it('marks one message read on click, fires a cancelable notif-message-click, and read/unread from its control', async () => {
     const sub = await uniqueSubscriber();
     const wf = await createWorkflow({ inApp: { subject: '{{payload.title}}', body: 'b', redirect: { url: '/somewhere?x=1' } } as never });
     await trigger(wf, sub, { title: 'Go' });
@@ -133,7 +133,7 @@ describe('<notif-feed>', () => {
     const client = await api();
     await waitFor(async () => (await client.feed(sub, {})).data[0]!.read === true, 'read on the server');
 
-    await feed.message('Go').menu('Mark as unread');
+    await feed.message('Go').control('Mark as unread');
     await waitFor(async () => (await client.feed(sub, {})).data[0]!.read === false, 'unread on the server');
     expect(feed.message('Go').unread).to.equal(true);
   });
@@ -164,14 +164,13 @@ describe('<notif-feed>', () => {
     expect(message.buttons).to.have.length(0);
   });
 
-  it('deletes a message on the server from its menu', async () => {
+  it('deletes a message on the server from its control', async () => {
     const sub = await uniqueSubscriber();
     await triggerMany(workflowId, sub, 2);
     const feed = await feedFor(sub);
     await feed.loaded(2);
-    const items = await feed.message('Message 1').openMenu();
-    expect(items.map((i) => i.textContent?.trim())).to.deep.equal(['Mark as read', 'Delete']);
-    await feed.message('Message 1').menu('Delete');
+    expect(feed.message('Message 1').controlNames).to.deep.equal(['Mark as read', 'Delete']);
+    await feed.message('Message 1').control('Delete');
     await feed.loaded(1);
     expect(feed.subjects).to.deep.equal(['Message 0']);
     const client = await api();

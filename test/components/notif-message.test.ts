@@ -81,14 +81,15 @@ describe('<notif-message>', () => {
     const el = await fixture<NotifMessage>(
       html`<notif-message .message=${message()} .store=${store as never} .markAsSupported=${false}></notif-message>`,
     );
-    const items = await new MessageHarness(el).openMenu();
-    expect(items.map((i) => i.textContent!.trim())).to.deep.equal(['Delete']);
-    const button = el.shadowRoot!.querySelector('[part~="menu-button"]')!;
-    expect(button.getAttribute('aria-haspopup')).to.equal('menu');
-    expect(button.getAttribute('aria-expanded')).to.equal('true');
-    items[0]!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+    const m = new MessageHarness(el);
+    expect(m.controlNames).to.deep.equal(['Delete']);
+    el.markAsSupported = true;
     await el.updateComplete;
-    expect(button.getAttribute('aria-expanded')).to.equal('false');
+    expect(m.controlNames).to.deep.equal(['Mark as read', 'Delete']);
+    el.message = message({ read: true });
+    await el.updateComplete;
+    expect(m.controlNames).to.deep.equal(['Mark as unread', 'Delete']);
+    expect(m.controls.every((b) => b.title === b.getAttribute('aria-label')), 'a tooltip beside each icon').to.equal(true);
   });
 
   it('joins text blocks as the body and makes initials from any script', () => {

@@ -10,7 +10,7 @@ import { KEYS, startServer, type TestServer } from '../server/helpers.ts';
 
 // The elements under a strict Content-Security-Policy: a page served with
 // `default-src 'self'; style-src 'self'; script-src 'self'` (and connect-src for the service) uses
-// every state (badge, popover, feed, CTA, menu, dark, right-to-left, German) while listening for
+// every state (badge, popover, feed, CTA, message controls, dark, right-to-left, German) while listening for
 // `securitypolicyviolation`. Lit's adopted stylesheets are allowed by style-src 'self'; an inline
 // style="" attribute, a <style> element, eval or an inline script would each be reported.
 
@@ -149,16 +149,15 @@ test('the elements raise no CSP violation in any state under style-src and scrip
   await feedSubjects.first().waitFor();
   assert.equal(await feedSubjects.count(), 3);
 
-  // Open the popover, run a CTA, open a message menu, switch tabs, close.
+  // Open the popover, run a CTA, mark a message read with its control, switch tabs, close.
   await bell.locator('button[aria-haspopup="dialog"]').click();
   const popoverMessages = bell.locator('notif-feed notif-message');
   await popoverMessages.first().waitFor();
   await popoverMessages.first().locator('[part~="button-primary"]').click();
   await popoverMessages.first().locator('[part~="action-result"]').waitFor();
   await popoverMessages.nth(1).hover();
-  await popoverMessages.nth(1).locator('[part~="menu-button"]').click();
-  await popoverMessages.nth(1).locator('[role="menuitem"]').first().waitFor();
-  await page.keyboard.press('Escape');
+  await popoverMessages.nth(1).locator('[part~="read-button"]').click();
+  await popoverMessages.nth(1).locator('[part~="read-button"][aria-label="Mark as unread"]').waitFor();
   await bell.locator('notif-feed [role="tab"]').nth(1).click();
   await page.keyboard.press('Escape');
 

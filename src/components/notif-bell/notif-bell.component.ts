@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
+import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
-import { emit } from '../../internal/emit.ts';
+import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
 import { bellIcon } from '../../internal/icons.ts';
 import { FEED_PARTS, NotifFeed } from '../notif-feed/notif-feed.component.ts';
 import styles from './notif-bell.styles.ts';
@@ -8,20 +9,13 @@ import styles from './notif-bell.styles.ts';
 NotifFeed.define('notif-feed');
 
 /** The elements under `node` that Tab reaches, in order, through shadow roots and slots. */
-function tabbables(node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLElement[] {
+const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLElement[] => {
   for (const el of node instanceof HTMLSlotElement ? node.assignedElements({ flatten: true }) : node.children) {
     if ((el as HTMLElement).tabIndex >= 0 && !(el as HTMLButtonElement).disabled && el.checkVisibility()) out.push(el as HTMLElement);
     tabbables(el.shadowRoot ?? el, out);
   }
   return out;
-}
-
-/** The focused element, looking inside shadow roots. */
-function deepActive(): Element | null {
-  let el = document.activeElement;
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
-  return el;
-}
+};
 
 /**
  * @summary A bell button with the unseen count; opens a popover holding a `<notif-feed>`.
@@ -67,13 +61,12 @@ export class NotifBell extends InboxElement {
 
   constructor() {
     super();
-    this.open = false;
-    this.noAutoSeen = false;
+    this.open = this.noAutoSeen = false;
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    this.removeListeners();
+    this.#listen(false);
     this.open = false;
   }
 
@@ -82,68 +75,64 @@ export class NotifBell extends InboxElement {
     if (this.open) return;
     this.open = true;
     await this.updateComplete;
-    const popover = this.popoverEl;
-    if (popover && !popover.matches(':popover-open')) popover.showPopover?.();
-    document.addEventListener('pointerdown', this.onOutside, true);
-    document.addEventListener('keydown', this.onDocumentKey);
+    const popover = this.#popover;
+    popover.showPopover();
+    this.#listen(true);
     // The <notif-feed> now inside tells the store it is open (feedOpened) as it connects.
-    const store = this.inbox.store;
+    const store = this.inbox;
     if (store && !this.noAutoSeen && store.state.unseenCount > 0) {
-      store.markAllSeen().catch(() => undefined);
+      store.markAllSeen().catch(() => {});
       emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
     }
-    popover?.focus({ preventScroll: true });
+    popover.focus({ preventScroll: true });
   }
 
   /** Closes the popover; focus returns to the bell when it was inside. */
   async hide(returnFocus = true): Promise<void> {
     if (!this.open) return;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
-    const focusInside = !!this.shadowRoot?.activeElement;
-    this.removeListeners();
-    const popover = this.popoverEl;
-    if (popover?.matches(':popover-open')) popover.hidePopover?.();
+    const focusInside = !!this.shadowRoot!.activeElement;
+    this.#listen(false);
+    this.#popover.hidePopover();
     this.open = false;
     await this.updateComplete;
-    if (returnFocus && focusInside) this.buttonEl?.focus();
+    if (returnFocus && focusInside) this.renderRoot.querySelector<HTMLElement>('button')!.focus();
   }
 
   toggle(): Promise<void> {
     return this.open ? this.hide() : this.show();
   }
 
-  private get popoverEl(): HTMLElement | null {
-    return this.renderRoot.querySelector('.popover');
+  get #popover(): HTMLElement {
+    return this.renderRoot.querySelector('#popover')!;
   }
 
-  private get buttonEl(): HTMLButtonElement | null {
-    return this.renderRoot.querySelector('.button');
+  #listen(on: boolean) {
+    const method = on ? 'addEventListener' : 'removeEventListener';
+    document[method]('pointerdown', this.#onOutside, true);
+    document[method]('keydown', this.#onKey as EventListener);
   }
 
-  private removeListeners() {
-    document.removeEventListener('pointerdown', this.onOutside, true);
-    document.removeEventListener('keydown', this.onDocumentKey);
-  }
-
-  private onOutside = (e: Event) => {
+  #onOutside = (e: Event) => {
     if (!e.composedPath().includes(this)) void this.hide(false);
   };
 
   /** Forwards a slot of this element to the feed's slot, only when it is used (else the feed keeps its own content). */
-  private forward(name: string) {
+  #forward(name: string) {
     return this.querySelector(`:scope>[slot=${name}]`) ? html`<slot name=${name} slot=${name}></slot>` : nothing;
   }
 
   /** Escape closes the popover; Tab stays inside it, from the last stop to the first and back. */
-  private onDocumentKey = (e: KeyboardEvent) => {
+  #onKey = (e: KeyboardEvent) => {
     if (e.defaultPrevented) return;
     if (e.key === 'Escape') {
       e.preventDefault();
       void this.hide();
     } else if (e.key === 'Tab') {
-      const popover = this.popoverEl!;
+      const popover = this.#popover;
       const stops = tabbables(popover);
-      const active = deepActive();
+      let active = document.activeElement;
+      while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
       const edge = e.shiftKey ? (active === popover ? active : stops[0]) : stops.at(-1);
       if (!stops.length || active === edge) {
         e.preventDefault();
@@ -153,9 +142,11 @@ export class NotifBell extends InboxElement {
   };
 
   override render() {
-    const count = this.inbox.state?.unseenCount ?? 0;
-    const formatted = this.localize.count(count);
-    const label = this.localize.fn('bellLabel', count, formatted);
+    const count = this.state?.unseenCount ?? 0;
+    const locale = localeOf(this);
+    const t = translationFor(locale);
+    const formatted = formatCount(count, locale);
+    const label = t.bellLabel(count, formatted);
     return html`
       <button
         part="button"
@@ -164,32 +155,23 @@ export class NotifBell extends InboxElement {
         aria-label=${label}
         title=${label}
         aria-haspopup="dialog"
-        aria-expanded=${this.open ? 'true' : 'false'}
+        aria-expanded=${this.open}
         aria-controls="popover"
-        @click=${() => this.toggle()}
+        @click=${this.toggle}
       >
-        <slot name="icon">${bellIcon()}</slot>
+        <slot name="icon">${bellIcon}</slot>
         ${count > 0 ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>` : nothing}
       </button>
-      <div
-        part="popover"
-        class="popover"
-        id="popover"
-        popover="manual"
-        role="dialog"
-        aria-modal="true"
-        aria-label=${this.localize.term('notifications')}
-        tabindex="-1"
-      >
+      <div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1">
         ${this.open
           ? html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}
               embedded
-              .store=${this.inbox.store}
-              locale=${this.localize.locale}
+              .store=${this.inbox}
+              locale=${locale}
               theme=${this.theme ?? nothing}
-              >${this.forward('header')}${this.forward('empty')}</notif-feed
+              >${this.#forward('header')}${this.#forward('empty')}</notif-feed
             >`
           : nothing}
       </div>

@@ -6,37 +6,35 @@ export default [
   css`
     :host { display: inline-block; position: relative; vertical-align: middle; }
     .button {
-      anchor-name: --notif-bell; position: relative; display: inline-grid; place-items: center;
+      anchor-name: --notif-bell; position: relative; display: grid; place-items: center;
       inline-size: 2.5rem; block-size: 2.5rem; padding: 0; border: 0; border-radius: 50%;
       background: var(--notif-bell-background, none); color: var(--notif-bell-color, currentColor);
-      transition: background-color var(--_duration);
     }
-    .button:hover, .button[aria-expanded='true'] { background: var(--_surface-hover); color: var(--_text); }
-    .button .icon, ::slotted(*) { inline-size: 1.375rem; block-size: 1.375rem; }
+    .button:hover, [aria-expanded='true'] { background: var(--_surface-hover); color: var(--_text); }
+    .icon, ::slotted(*) { inline-size: 1.375rem; block-size: 1.375rem; }
     .badge {
       position: absolute; inset-block-start: .25rem; inset-inline-start: calc(50% + 1px);
-      min-inline-size: 1rem; block-size: 1rem; padding-inline: .25rem; box-sizing: content-box;
+      min-inline-size: 1rem; padding-inline: .25rem; box-sizing: content-box;
       border: 2px solid var(--notif-badge-border, var(--_surface)); border-radius: 1rem;
       background: var(--_badge); color: var(--_on-badge);
-      font-size: .625rem; font-weight: 700; line-height: 1rem; text-align: center; font-variant-numeric: tabular-nums;
-      pointer-events: none; animation: pop var(--_duration) ease-out;
+      font-size: .625rem; font-weight: 700; line-height: 1rem; font-variant-numeric: tabular-nums;
+      pointer-events: none;
     }
-    .popover {
+    [popover] {
       position: fixed; inset: 4rem auto auto; inset-inline-end: .5rem; margin: 0; padding: 0; overflow: hidden;
       inline-size: min(var(--_popover-width), 100vw - 1rem); block-size: min(var(--_popover-height), 100dvh - 5rem);
       border: 1px solid var(--_border); border-radius: var(--_radius);
       background: var(--_surface); color: var(--_text); box-shadow: var(--_shadow);
     }
-    @supports (position-anchor: --notif-bell) {
-      .popover {
+    @supports (position-anchor: --a) {
+      [popover] {
         position-anchor: --notif-bell; inset: auto; margin-block-start: .5rem;
         position-area: self-block-end span-self-inline-start;
         position-try-fallbacks: flip-inline, flip-block, flip-block flip-inline;
       }
     }
-    .popover:popover-open { display: flex; flex-direction: column; animation: enter var(--_duration) ease-out; }
+    :popover-open { display: flex; flex-direction: column; animation: enter var(--_duration) ease-out; }
     notif-feed { flex: 1; min-block-size: 0; }
-    @keyframes enter { from { opacity: 0; transform: translateY(-4px) scale(.98); } }
-    @keyframes pop { from { transform: scale(.6); } }
+    @keyframes enter { from { opacity: 0; translate: 0 -4px; } }
   `,
 ];

@@ -1,8 +1,10 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import { repeat } from 'lit/directives/repeat.js';
 import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
+import type { Translation } from '../../i18n/translation.ts';
+import { localeOf, translationFor } from '../../i18n/localize.ts';
+import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
-import { emit } from '../../internal/emit.ts';
 import { alertIcon, checkAllIcon, inboxIcon } from '../../internal/icons.ts';
 import { NotifMessage } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
@@ -11,7 +13,7 @@ NotifMessage.define('notif-message');
 
 const TABS: InboxTab[] = ['all', 'unread'];
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
-const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,menu-button,menu,menu-item';
+const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
 /** The feed's parts and its messages', as `<notif-bell>` exports them. */
 export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-selected,panel,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
@@ -31,7 +33,7 @@ export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-select
  * @csspart panel - The tab panel (it scrolls inside the bell's popover).
  * @csspart list - The list of messages; each entry is `item`.
  * @csspart message - Each `<notif-message>`; its parts are exported under their own names (`row`,
- * `avatar`, `subject`, `body`, `time`, `actions`, `button`, `menu`, ...).
+ * `avatar`, `subject`, `body`, `time`, `actions`, `button`, `read-button`, ...).
  * @csspart skeleton - The loading placeholder.
  * @csspart empty - The empty state.
  * @csspart error - The error state (and the inline error banner).
@@ -56,7 +58,7 @@ export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-select
  * @cssprop --notif-radius - Corner radius (default .625rem).
  * @cssprop --notif-radius-small - Buttons' corner radius (default .375rem).
  * @cssprop --notif-spacing - The spacing unit (default .75rem).
- * @cssprop --notif-shadow - Popover and menu shadow.
+ * @cssprop --notif-shadow - Popover shadow.
  * @cssprop --notif-duration - Transitions (0s under prefers-reduced-motion).
  *
  * @fires notif-read-change - Mark all as read.
@@ -68,71 +70,66 @@ export class NotifFeed extends InboxElement {
   static override styles = styles;
   static override properties: PropertyDeclarations = {
     embedded: { type: Boolean, reflect: true },
-    activeId: { state: true },
   };
 
   /** Set by `<notif-bell>`: the feed fills the popover and scrolls inside it. */
   declare embedded: boolean;
   /** The message holding the list's tab stop. */
-  declare private activeId: string | undefined;
-
-  private observer: IntersectionObserver | null = null;
-  private sentinelVisible = false;
-  private pumping = false;
+  #activeId?: string;
+  #observer?: IntersectionObserver;
+  #sentinelVisible = false;
+  #pumping = false;
   /** Asked to pump while pumping: the sentinel may have come into view after the loop looked. */
-  private pumpAgain = false;
-  private stalls = 0;
-  private stallTimer: ReturnType<typeof setTimeout> | undefined;
+  #pumpAgain = false;
+  #stalls = 0;
+  #stallTimer?: ReturnType<typeof setTimeout>;
 
   constructor() {
     super();
     this.embedded = false;
   }
 
-  protected override storeAttached(store: InboxStoreApi) {
-    store.feedOpened();
-  }
-
-  protected override storeDetached(store: InboxStoreApi) {
-    store.feedClosed();
+  protected override storeChanged(store: InboxStoreApi, attached: boolean) {
+    if (attached) store.feedOpened();
+    else store.feedClosed();
   }
 
   override connectedCallback() {
     super.connectedCallback();
-    if (this.hasUpdated) this.observe();
+    if (this.hasUpdated) this.#observe();
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    this.observer?.disconnect();
-    this.observer = null;
-    clearTimeout(this.stallTimer);
+    this.#observer?.disconnect();
+    clearTimeout(this.#stallTimer);
   }
 
   protected override firstUpdated() {
-    this.observe();
+    this.#observe();
   }
 
   protected override updated() {
-    if (this.sentinelVisible) void this.pump();
+    if (this.#sentinelVisible) void this.#pump();
   }
 
-  private get scroller(): HTMLElement | null {
-    return this.renderRoot.querySelector('.body');
+  get #scroller(): HTMLElement {
+    return this.renderRoot.querySelector('#panel')!;
   }
 
-  private observe() {
-    this.observer?.disconnect();
-    const sentinel = this.renderRoot.querySelector('.sentinel');
-    if (!sentinel || typeof IntersectionObserver === 'undefined') return;
-    this.observer = new IntersectionObserver(
+  get #sentinel(): HTMLElement {
+    return this.renderRoot.querySelector('.sentinel')!;
+  }
+
+  #observe() {
+    this.#observer?.disconnect();
+    this.#observer = new IntersectionObserver(
       (entries) => {
-        this.sentinelVisible = entries.some((e) => e.isIntersecting);
-        if (this.sentinelVisible) void this.pump();
+        if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
       },
-      { root: this.embedded ? this.scroller : null, rootMargin: '0px 0px 400px 0px' },
+      { root: this.embedded ? this.#scroller : null, rootMargin: '0px 0px 400px 0px' },
     );
-    this.observer.observe(sentinel);
+    this.#observer.observe(this.#sentinel);
   }
 
   /**
@@ -140,147 +137,123 @@ export class NotifFeed extends InboxElement {
    * that brought nothing (superseded by a refresh, or failed) is retried a few times with backoff,
    * since the sentinel staying in view fires no new intersection.
    */
-  private async pump() {
-    const store = this.inbox.store;
+  async #pump() {
+    const store = this.inbox;
     if (!store) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
+    if (this.#pumping) {
+      this.#pumpAgain = true;
       return;
     }
-    this.pumping = true;
-    this.pumpAgain = false;
+    this.#pumping = true;
+    this.#pumpAgain = false;
     let stalled = false;
     try {
       await null; // never change state inside the update that asked
       // The observer starts the loop; geometry keeps it honest (its last report may be stale).
-      while (this.isConnected && this.sentinelVisible && this.sentinelNearView()) {
+      while (this.isConnected && this.#sentinelVisible && this.#nearView()) {
         const s = store.state;
         if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'loading' || s.status === 'error') break;
         const before = s.messages.length;
-        await store.loadMore().catch(() => undefined);
+        await store.loadMore().catch(() => {});
         await this.updateComplete;
         if (store.state.messages.length <= before) {
           stalled = store.state.hasMore;
           break;
         }
-        this.stalls = 0;
+        this.#stalls = 0;
       }
     } finally {
-      this.pumping = false;
+      this.#pumping = false;
     }
-    if (this.pumpAgain && !stalled) {
-      // An intersection reported during the loop would otherwise be lost: the sentinel staying in
-      // view fires no new one.
-      void this.pump();
-      return;
-    }
-    if (stalled && this.stalls < 4) {
-      clearTimeout(this.stallTimer);
-      this.stallTimer = setTimeout(() => void this.pump(), 250 * 2 ** this.stalls++);
+    // An intersection reported during the loop would otherwise be lost: the sentinel staying in
+    // view fires no new one.
+    if (this.#pumpAgain && !stalled) void this.#pump();
+    else if (stalled && this.#stalls < 4) {
+      clearTimeout(this.#stallTimer);
+      this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
     }
   }
 
-  private sentinelNearView(): boolean {
-    const sentinel = this.renderRoot.querySelector('.sentinel');
-    if (!sentinel) return false;
-    const rect = sentinel.getBoundingClientRect();
-    if (rect.width === 0 && rect.height === 0 && rect.top === 0) return false; // not rendered (closed popover)
-    const bottom = this.embedded && this.scroller ? this.scroller.getBoundingClientRect().bottom : window.innerHeight;
-    return rect.top <= bottom + 400;
+  #nearView(): boolean {
+    const rect = this.#sentinel.getBoundingClientRect();
+    if (!rect.width && !rect.height && !rect.top) return false; // not rendered (closed popover)
+    return rect.top <= (this.embedded ? this.#scroller.getBoundingClientRect().bottom : innerHeight) + 400;
   }
 
   override render() {
-    const state = this.inbox.state;
+    const state = this.state;
+    const t = translationFor(localeOf(this));
+    const tab = state?.tab ?? 'all';
     return html`
       <section part="base" class="base" aria-labelledby="title">
         <header part="header" class="header">
-          <slot name="header"><h2 part="title" class="title" id="title">${this.localize.term('notifications')}</h2></slot>
-          <button
-            part="mark-all-button"
-            class="ghost"
-            type="button"
-            ?disabled=${!state || !state.messages.some((m) => !m.read)}
-            @click=${this.markAllRead}
-          >
-            ${checkAllIcon()}${this.localize.term('markAllRead')}
+          <slot name="header"><h2 part="title" class="title" id="title">${t.notifications}</h2></slot>
+          <button part="mark-all-button" class="ghost" type="button" ?disabled=${!state?.messages.some((m) => !m.read)} @click=${this.#markAllRead}>
+            ${checkAllIcon}${t.markAllRead}
           </button>
         </header>
-        ${this.renderTabs(state)}
-        <div
-          part="panel"
-          class="body"
-          id="panel"
-          role="tabpanel"
-          aria-labelledby="tab-${state?.tab ?? 'all'}"
-          aria-busy=${state && state.loaded ? 'false' : 'true'}
-        >
-          ${this.renderBody(state)}
+        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${this.#onTabKey}>
+          ${TABS.map(
+            (id) => html`<button
+              part="tab ${id === tab ? 'tab-selected' : ''}"
+              class="tab"
+              role="tab"
+              id="tab-${id}"
+              type="button"
+              aria-selected=${id === tab}
+              aria-controls="panel"
+              tabindex=${id === tab ? 0 : -1}
+              @click=${() => this.#selectTab(id)}
+            >
+              ${id === 'all' ? t.tabAll : t.tabUnread}
+            </button>`,
+          )}
+        </div>
+        <div part="panel" class="body" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>
+          ${this.#renderBody(state, t)}
           <div class="sentinel" aria-hidden="true"></div>
-          ${state?.loadingMore
-            ? html`<div part="loading-more" class="more"><span class="spinner"></span>${this.localize.term('loadingMore')}</div>`
-            : nothing}
+          ${state?.loadingMore ? html`<div part="loading-more" class="more"><span class="spinner"></span>${t.loadingMore}</div>` : nothing}
         </div>
         ${this.liveRegion()}
       </section>
     `;
   }
 
-  private renderTabs(state: InboxState | null) {
-    const current = state?.tab ?? 'all';
-    return html`<div part="tabs" class="tabs" role="tablist" aria-label=${this.localize.term('feedTabs')} @keydown=${this.onTabKey}>
-      ${TABS.map(
-        (tab) => html`<button
-          part="tab ${tab === current ? 'tab-selected' : ''}"
-          class="tab"
-          role="tab"
-          id="tab-${tab}"
-          type="button"
-          aria-selected=${tab === current ? 'true' : 'false'}
-          aria-controls="panel"
-          tabindex=${tab === current ? '0' : '-1'}
-          @click=${() => this.selectTab(tab)}
-        >
-          ${this.localize.term(tab === 'all' ? 'tabAll' : 'tabUnread')}
-        </button>`,
-      )}
-    </div>`;
-  }
-
-  private renderBody(state: InboxState | null) {
-    if (!state) {
-      if (!this.configured) return this.renderError(this.localize.term('notConfigured'), false);
-      return this.renderSkeleton();
+  #renderBody(state: InboxState | null, t: Translation) {
+    const status = state?.status;
+    if (!state?.loaded) {
+      if (!this.configured) return this.#renderError(t, t.notConfigured, false);
+      return status === 'error' || status === 'offline'
+        ? this.#renderError(t, state!.error?.message, true)
+        : html`<div part="skeleton">
+            <span class="sr-only">${t.loading}</span>
+            ${[0, 1, 2, 3, 4].map(() => html`<div class="skeleton"><i class="bone avatar"></i><i class="bone"></i><i class="bone"></i></div>`)}
+          </div>`;
     }
-    if (!state.loaded) {
-      if (state.status === 'error' || state.status === 'offline') return this.renderError(state.error?.message, true);
-      return this.renderSkeleton();
-    }
+    const { messages } = state;
+    if (!messages.length && status === 'error') return this.#renderError(t, state.error?.message, true);
     const banner =
-      state.status === 'offline'
-        ? html`<div part="error" class="banner" role="status">${alertIcon()}<span>${this.localize.term('offline')}</span></div>`
-        : state.status === 'error'
-          ? html`<div part="error" class="banner" role="alert">
-              ${alertIcon()}<span>${this.localize.term('errorTitle')}</span>
-              <button part="retry-button" class="retry" type="button" @click=${this.retry}>${this.localize.term('retry')}</button>
-            </div>`
-          : nothing;
-    if (state.messages.length === 0) {
-      if (state.status === 'error') return this.renderError(state.error?.message, true);
+      status === 'offline' || status === 'error'
+        ? html`<div part="error" class="banner" role=${status === 'error' ? 'alert' : 'status'}>
+            ${alertIcon}<span>${status === 'error' ? t.errorTitle : t.offline}</span>
+            ${status === 'error' ? this.#retryButton(t) : nothing}
+          </div>`
+        : nothing;
+    if (!messages.length) {
       const unread = state.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
           <slot name="empty">
-            ${inboxIcon()}
-            <p class="state-title">${this.localize.term(unread ? 'emptyUnread' : 'emptyAll')}</p>
-            <p class="state-hint">${this.localize.term(unread ? 'emptyUnreadHint' : 'emptyAllHint')}</p>
+            ${inboxIcon}
+            <p class="state-title">${unread ? t.emptyUnread : t.emptyAll}</p>
+            <p class="state-hint">${unread ? t.emptyUnreadHint : t.emptyAllHint}</p>
           </slot>
         </div>`;
     }
-    const store = this.inbox.store;
-    const active = state.messages.some((m) => m._id === this.activeId) ? this.activeId : state.messages[0]!._id;
+    const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
     return html`${banner}
-      <ul part="list" class="list" role="list" @keydown=${this.onListKey} @focusin=${this.onListFocus}>
+      <ul part="list" class="list" role="list" @keydown=${this.#onListKey} @focusin=${this.#onListFocus}>
         ${repeat(
-          state.messages,
+          messages,
           (m) => m._id,
           (m) =>
             html`<li part="item" class="item">
@@ -289,9 +262,9 @@ export class NotifFeed extends InboxElement {
                 exportparts=${MESSAGE_PARTS}
                 .message=${m}
                 .active=${m._id === active}
-                .store=${store}
+                .store=${this.inbox}
                 .markAsSupported=${state.markAsSupported}
-                locale=${this.localize.locale}
+                locale=${localeOf(this)}
                 theme=${this.theme ?? nothing}
               ></notif-message>
             </li>`,
@@ -299,48 +272,35 @@ export class NotifFeed extends InboxElement {
       </ul>`;
   }
 
-  private renderSkeleton() {
-    return html`<div part="skeleton">
-      <span class="sr-only">${this.localize.term('loading')}</span>
-      ${[0, 1, 2, 3, 4].map(
-        () => html`<div class="skeleton"><div class="bone avatar"></div><div class="lines"><div class="bone line"></div><div class="bone line"></div></div></div>`,
-      )}
-    </div>`;
+  #retryButton(t: Translation) {
+    return html`<button part="retry-button" class="retry" type="button" @click=${this.#retry}>${t.retry}</button>`;
   }
 
-  private renderError(detail: string | undefined, retry: boolean) {
+  #renderError(t: Translation, detail: string | undefined, retry: boolean) {
     return html`<div part="error" class="state" role="alert">
-      ${alertIcon()}
-      <p class="state-title">${this.localize.term('errorTitle')}</p>
-      <p class="state-hint">${detail || this.localize.term('errorHint')}</p>
-      ${retry
-        ? html`<button part="retry-button" class="retry" type="button" @click=${this.retry}>${this.localize.term('retry')}</button>`
-        : nothing}
+      ${alertIcon}
+      <p class="state-title">${t.errorTitle}</p>
+      <p class="state-hint">${detail || t.errorHint}</p>
+      ${retry ? this.#retryButton(t) : nothing}
     </div>`;
   }
 
-  private selectTab(tab: InboxTab) {
-    const store = this.inbox.store;
-    if (!store || store.state.tab === tab) return;
-    store.setTab(tab);
+  #selectTab(tab: InboxTab) {
+    this.inbox?.setTab(tab);
   }
 
-  private onTabKey = (e: KeyboardEvent) => {
-    const current = TABS.indexOf(this.inbox.state?.tab ?? 'all');
-    const rtl = getComputedStyle(this).direction === 'rtl';
-    let next = -1;
-    if (e.key === 'ArrowRight') next = (current + (rtl ? -1 : 1) + TABS.length) % TABS.length;
-    else if (e.key === 'ArrowLeft') next = (current + (rtl ? 1 : -1) + TABS.length) % TABS.length;
-    else if (e.key === 'Home') next = 0;
-    else if (e.key === 'End') next = TABS.length - 1;
-    if (next < 0) return;
+  #onTabKey = (e: KeyboardEvent) => {
+    const current = TABS.indexOf(this.state?.tab ?? 'all');
+    // Two tabs: either arrow moves to the other one, in either direction.
+    const next = ({ ArrowRight: 1 - current, ArrowLeft: 1 - current, Home: 0, End: 1 } as Record<string, number>)[e.key];
+    if (next === undefined) return;
     e.preventDefault();
-    this.selectTab(TABS[next]!);
-    void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>(`#tab-${TABS[next]}`)?.focus());
+    this.#selectTab(TABS[next]!);
+    void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>(`#tab-${TABS[next]}`)!.focus());
   };
 
-  /** Roving tabindex: ArrowUp / ArrowDown, Home, End move between messages (unless a menu used the key). */
-  private onListKey = (e: KeyboardEvent) => {
+  /** Roving tabindex: ArrowUp / ArrowDown, Home, End move between messages (unless a control used the key). */
+  #onListKey = (e: KeyboardEvent) => {
     const items = [...this.renderRoot.querySelectorAll('notif-message')];
     const i = items.indexOf(e.target as NotifMessage);
     const next = items[({ ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 } as Record<string, number>)[e.key] ?? -1];
@@ -349,18 +309,17 @@ export class NotifFeed extends InboxElement {
     next.focus();
   };
 
-  private onListFocus = (e: FocusEvent) => {
-    this.activeId = (e.target as NotifMessage).message?._id;
+  #onListFocus = (e: FocusEvent) => {
+    this.#activeId = (e.target as NotifMessage).message?._id;
+    this.requestUpdate();
   };
 
-  private markAllRead = () => {
-    const store = this.inbox.store;
-    if (!store) return;
-    store.markAllRead().catch(() => undefined);
+  #markAllRead = () => {
+    this.inbox?.markAllRead().catch(() => {});
     emit(this, 'notif-read-change', { messageIds: 'all', read: true });
   };
 
-  private retry = () => {
-    void this.inbox.store?.refresh().catch(() => undefined);
+  #retry = () => {
+    this.inbox?.refresh().catch(() => {});
   };
 }
