@@ -34,6 +34,10 @@ export function minifyMarkup(text) {
       // <!-- --> comments are not kept by lit either, but they may mark expressions: keep them.
       .replace(/>\s*\n\s*</g, '><')
       .replace(/\s*\n\s*/g, ' ')
+      // Inside a tag: no space before its end, and no quotes around a simple value (part=row) unless
+      // a `/` follows (r=4/> would read as r="4/").
+      .replace(/\s+(\/?>)/g, '$1')
+      .replace(/(\s[\w-]+=)"([\w.-]+)"(?=[\s>])/g, '$1$2')
   );
 }
 

@@ -27,14 +27,10 @@ const dark = css`
 
 export const themeStyles = css`
   :host {
-    --_font: var(--notif-font-family, ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif);
-    --_font-size: var(--notif-font-size, .875rem);
     --_font-size-small: var(--notif-font-size-small, .75rem);
     --_radius: var(--notif-radius, .625rem);
     --_radius-small: var(--notif-radius-small, .375rem);
     --_space: var(--notif-spacing, .75rem);
-    --_popover-width: var(--notif-popover-width, 25rem);
-    --_popover-height: var(--notif-popover-height, 34rem);
     --_duration: var(--notif-duration, 160ms);
     --_badge: var(--notif-color-badge, #dc2626);
     --_on-badge: var(--notif-color-on-badge, #fff);
@@ -54,9 +50,7 @@ export const themeStyles = css`
     --_skeleton: var(--notif-color-skeleton, #eceef2);
     --_shadow: var(--notif-shadow, 0 1px 2px rgb(16 24 40 / .06), 0 12px 32px -4px rgb(16 24 40 / .18));
     color-scheme: light;
-    font-family: var(--_font);
-    font-size: var(--_font-size);
-    line-height: 1.45;
+    font: var(--notif-font-size, .875rem) / 1.45 var(--notif-font-family, ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif);
     color: var(--_text);
   }
   :host([theme='dark']) { ${dark} }

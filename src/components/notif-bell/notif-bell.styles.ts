@@ -22,7 +22,7 @@ export default [
     }
     [popover] {
       position: fixed; inset: 4rem auto auto; inset-inline-end: .5rem; margin: 0; padding: 0; overflow: hidden;
-      inline-size: min(var(--_popover-width), 100vw - 1rem); block-size: min(var(--_popover-height), 100dvh - 5rem);
+      inline-size: min(var(--notif-popover-width, 25rem), 100vw - 1rem); block-size: min(var(--notif-popover-height, 34rem), 100dvh - 5rem);
       border: 1px solid var(--_border); border-radius: var(--_radius);
       background: var(--_surface); color: var(--_text); box-shadow: var(--_shadow);
     }
