@@ -8,15 +8,19 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { chromeLauncher } from '@web/test-runner-chrome';
+import { tsImport } from 'tsx/esm/api';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const KEYS = { apiKey: 'wtr_key', otherKey: 'wtr_key_b' };
+/** Key of the subscriber hashes the proxy below checks (a host app's server secret). */
+const PROXY_HMAC_KEY = 'wtr-proxy-secret';
 
 /** Starts the service and stops it with the run (and with this process, however it ends). */
 function notifServer() {
   let child;
   let dir;
   let info;
+  let proxy;
   const stop = () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     child = undefined;
@@ -64,14 +68,31 @@ function notifServer() {
           reject(new Error(`notif server exited with ${code} before listening:\n${output}`));
         });
       });
-      info = JSON.stringify({ baseUrl, ...KEYS });
+      info = JSON.stringify({ baseUrl, ...KEYS, proxyPath: '/notif', proxyHmacKey: PROXY_HMAC_KEY });
+      // The browser-safe gateway (server/proxy.ts) on the test pages' own origin, as a host app
+      // would mount it: pages reach the service through /notif with a subscriber hash and no key.
+      const { createInboxProxy } = await tsImport('./server/proxy.ts', import.meta.url);
+      proxy = createInboxProxy({ serviceUrl: baseUrl, apiKey: KEYS.apiKey, hmacKey: PROXY_HMAC_KEY, basePath: '/notif' });
     },
     serverStop: stop,
     serve(context) {
       if (context.path === '/__notif-test.json') return { body: info, type: 'json' };
     },
+    /** Koa middleware: /notif/* through the proxy. */
+    async proxyMiddleware(ctx, next) {
+      if (!proxy || !ctx.path.startsWith('/notif/')) return next();
+      const chunks = [];
+      for await (const chunk of ctx.req) chunks.push(chunk);
+      const body = ctx.method === 'GET' || ctx.method === 'HEAD' || !chunks.length ? undefined : Buffer.concat(chunks);
+      const response = await proxy(new Request(`http://${ctx.host}${ctx.url}`, { method: ctx.method, headers: ctx.headers, body }));
+      ctx.status = response.status;
+      for (const [name, value] of response.headers) ctx.set(name, value);
+      ctx.body = Buffer.from(await response.arrayBuffer());
+    },
   };
 }
+
+const server = notifServer();
 
 export default {
   rootDir: root,
@@ -107,8 +128,9 @@ export default {
       },
     }),
   ],
+  middleware: [(ctx, next) => server.proxyMiddleware(ctx, next)],
   plugins: [
-    notifServer(),
+    server,
     // TypeScript with the project's tsconfig (useDefineForClassFields: false, so class fields never
     // shadow Lit's reactive accessors).
     esbuildPlugin({ ts: true, target: 'es2022', tsconfig: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) }),

@@ -71,7 +71,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'idempotency-key'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'idempotency-key', 'x-subscriber-id', 'x-subscriber-hash'],
     exposedHeaders: ['Idempotency-Replay', 'Idempotency-Key', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     maxAge: 600,
   });

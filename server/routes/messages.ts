@@ -159,12 +159,18 @@ export function messageRoutes(app: App, ctx: AppContext) {
   );
 
   // 9. Delete a message.
-  app.delete('/v1/messages/:messageId', { schema: { params: Type.Object({ messageId: Type.String({ minLength: 1, maxLength: 64 }) }) } }, async (request) => {
-    const result = await k
+  // Beyond the spec: `?subscriberId=` deletes the message only if it is that subscriber's (the
+  // proxy adds it, since a message id alone names no subscriber).
+  const DeleteQuery = Type.Object({ subscriberId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
+  app.delete('/v1/messages/:messageId', { schema: { params: Type.Object({ messageId: Type.String({ minLength: 1, maxLength: 64 }) }), querystring: DeleteQuery } }, async (request) => {
+    const owner = request.query.subscriberId;
+    const subscriber = owner === undefined ? undefined : await findSubscriber(db, request.tenant, owner);
+    let query = k
       .deleteFrom('messages')
       .where('id', '=', request.params.messageId)
-      .where('environment_id', '=', request.tenant.environmentId)
-      .executeTakeFirst();
+      .where('environment_id', '=', request.tenant.environmentId);
+    if (subscriber) query = query.where('subscriber_id', '=', subscriber.id);
+    const result = await query.executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) throw notFound('Message', request.params.messageId);
     return { acknowledged: true, status: 'deleted' };
   });

@@ -109,7 +109,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       baseUrl: config.baseUrl,
       apiKey: config.apiKey,
       fetch: config.fetch,
-      headers: config.subscriberHash ? { 'x-subscriber-hash': config.subscriberHash } : undefined,
+      // The proxy (server/proxy.ts) checks the hash against the subscriber id.
+      headers: config.subscriberHash ? { 'x-subscriber-id': config.subscriberId, 'x-subscriber-hash': config.subscriberHash } : undefined,
     };
   }
 

@@ -11,6 +11,18 @@ export interface TestServerInfo {
   apiKey: string;
   /** A key of another environment (wtr/other): must never see apiKey's data. */
   otherKey: string;
+  /** Where the test pages' own origin mounts the proxy (server/proxy.ts) in front of apiKey's environment. */
+  proxyPath: string;
+  /** The host secret the proxy checks subscriber hashes with (a server-side secret in a real app). */
+  proxyHmacKey: string;
+}
+
+/** HMAC-SHA256 (hex) of `subscriberId`: what a host app's server computes for `subscriber-hash`. */
+export async function subscriberHash(subscriberId: string): Promise<string> {
+  const { proxyHmacKey } = await testServer();
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(proxyHmacKey), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(subscriberId));
+  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 let info: Promise<TestServerInfo> | undefined;

@@ -1,0 +1,55 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../src/index.ts';
+import type { NotifBell } from '../../src/index.ts';
+import { BellHarness, pretendVisible, waitFor } from './harness.ts';
+import { api, createWorkflow, subscriberHash, testServer, triggerMany, uniqueSubscriber } from './server.ts';
+
+// The production path: the page holds no API key. <notif-bell> talks to the proxy on its own origin
+// (server/proxy.ts, mounted by web-test-runner.config.mjs at /notif) with a subscriber hash.
+
+describe('through the proxy, without a key in the page', () => {
+  let workflowId: string;
+  let restoreVisibility: () => void;
+
+  before(async () => {
+    restoreVisibility = pretendVisible();
+    workflowId = await createWorkflow();
+  });
+  after(() => restoreVisibility());
+
+  it('shows the count, opens the feed and marks everything seen on the server', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 3);
+    const { proxyPath } = await testServer();
+    const el = await fixture<NotifBell>(html`<notif-bell
+      base-url=${proxyPath}
+      subscriber-id=${sub}
+      subscriber-hash=${await subscriberHash(sub)}
+    ></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(() => bell.badge === '3', 'badge 3 through the proxy');
+    expect(el.outerHTML).not.to.contain('api-key');
+    await bell.open();
+    await waitFor(() => bell.feed.messages.length === 3, 'three messages through the proxy');
+    const client = await api();
+    await waitFor(async () => (await client.unseenCount(sub)).count === 0, 'seen on the server');
+    await waitFor(() => bell.badge === null, 'badge cleared');
+  });
+
+  it("shows an error, not another subscriber's data, when the hash is not the subscriber's", async () => {
+    const mine = await uniqueSubscriber();
+    const theirs = await uniqueSubscriber();
+    await triggerMany(workflowId, theirs, 2);
+    const { proxyPath } = await testServer();
+    const el = await fixture<NotifBell>(html`<notif-bell
+      base-url=${proxyPath}
+      subscriber-id=${theirs}
+      subscriber-hash=${await subscriberHash(mine)}
+    ></notif-bell>`);
+    const bell = new BellHarness(el);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(bell.badge).to.equal(null);
+    await bell.open();
+    await waitFor(() => bell.feed.messages.length === 0 && !!bell.feed.root.querySelector('[part~="error"]'), 'an error state');
+  });
+});

@@ -1,0 +1,123 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/proxy.ts';
+import { KEYS, startServer, type TestServer } from './helpers.ts';
+
+// The browser-safe gateway in front of the real service: the page holds no key, proves its
+// subscriber, and reaches only the inbox's endpoints for that subscriber.
+
+const HMAC_KEY = 'host-app-secret';
+
+async function listen(handler: (request: Request) => Promise<Response>): Promise<{ server: Server; url: string }> {
+  const server = createServer(toNodeListener(handler));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe('inbox proxy', () => {
+  let service: TestServer;
+  let proxy: { server: Server; url: string };
+  let sessionProxy: { server: Server; url: string };
+  let adaMessage: string;
+  let graceMessage: string;
+
+  const as = (subscriberId: string, hash = subscriberHash(subscriberId, HMAC_KEY)) => ({
+    'x-subscriber-id': subscriberId,
+    'x-subscriber-hash': hash,
+  });
+  const call = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}, base = proxy.url) =>
+    fetch(`${base}/notif${path}`, init);
+
+  before(async () => {
+    service = await startServer();
+    const wf = await service.post('/v2/workflows', {
+      workflowId: 'hello',
+      name: 'Hello',
+      steps: [{ name: 'inbox', type: 'in_app', controlValues: { subject: 'Hi {{payload.name}}', body: 'Welcome', primaryAction: { label: 'OK' } } }],
+    });
+    assert.ok(wf.status === 201 || wf.status === 200, JSON.stringify(wf.body));
+    for (const to of ['ada', 'grace']) assert.equal((await service.post('/v1/events/trigger', { name: 'hello', to, payload: { name: to } })).status, 201);
+    adaMessage = (await service.get('/v1/subscribers/ada/notifications/feed')).body.data[0]._id;
+    graceMessage = (await service.get('/v1/subscribers/grace/notifications/feed')).body.data[0]._id;
+    proxy = await listen(createInboxProxy({ serviceUrl: service.url, apiKey: KEYS.a, hmacKey: HMAC_KEY }));
+    sessionProxy = await listen(
+      createInboxProxy({ serviceUrl: service.url, apiKey: KEYS.a, authenticate: (req) => (req.headers.get('cookie') === 'session=ada' ? 'ada' : null) }),
+    );
+  });
+  after(async () => {
+    proxy?.server.close();
+    sessionProxy?.server.close();
+    await service.dispose();
+  });
+
+  it('serves the feed and the unseen count of the subscriber whose hash is right, without the key in the page', async () => {
+    const feed = await call('/v1/subscribers/ada/notifications/feed?limit=5', { headers: as('ada') });
+    assert.equal(feed.status, 200);
+    const body: any = await feed.json();
+    assert.equal(body.data.length, 1);
+    assert.equal(body.data[0].subject, 'Hi ada');
+    const unseen = await call('/v1/subscribers/ada/notifications/unseen', { headers: as('ada') });
+    assert.deepEqual(await unseen.json(), { count: 1 });
+  });
+
+  it('refuses a missing or wrong hash (401) and another subscriber (403)', async () => {
+    assert.equal((await call('/v1/subscribers/ada/notifications/feed')).status, 401);
+    assert.equal((await call('/v1/subscribers/ada/notifications/feed', { headers: as('ada', subscriberHash('ada', 'wrong')) })).status, 401);
+    const other = await call('/v1/subscribers/grace/notifications/feed', { headers: as('ada') });
+    assert.equal(other.status, 403);
+    const b: any = await other.json();
+    assert.equal(b.statusCode, 403);
+    assert.equal(b.error, 'Forbidden');
+  });
+
+  it('allows only the inbox endpoints', async () => {
+    for (const [method, path] of [
+      ['GET', '/v2/subscribers'],
+      ['GET', '/v2/subscribers/ada'],
+      ['POST', '/v1/events/trigger'],
+      ['GET', '/v1/integrations'],
+      ['DELETE', '/v1/messages/transaction/abc'],
+      ['GET', '/v1/notifications'],
+    ] as const) {
+      const r = await call(path, { method, headers: as('ada') });
+      assert.equal(r.status, 403, `${method} ${path}`);
+    }
+  });
+
+  it('passes mutations through with their idempotency key, and the replay back', async () => {
+    const headers = { ...as('ada'), 'content-type': 'application/json', 'idempotency-key': 'proxy-1' };
+    const body = JSON.stringify({ markAs: 'read' });
+    const first = await call('/v1/subscribers/ada/messages/mark-all', { method: 'POST', headers, body });
+    assert.equal(first.status, 201);
+    assert.equal(await first.json(), 1);
+    const again = await call('/v1/subscribers/ada/messages/mark-all', { method: 'POST', headers, body });
+    assert.equal(again.headers.get('idempotency-replay'), 'true');
+    const action = await call(`/v1/subscribers/ada/messages/${adaMessage}/actions/primary`, {
+      method: 'POST',
+      headers: { ...as('ada'), 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'done' }),
+    });
+    assert.equal(action.status, 201);
+    assert.equal(((await action.json()) as any).cta.action.status, 'done');
+  });
+
+  it("deletes only the subscriber's own messages", async () => {
+    const theirs = await call(`/v1/messages/${graceMessage}`, { method: 'DELETE', headers: as('ada') });
+    assert.equal(theirs.status, 404);
+    assert.equal((await service.get('/v1/subscribers/grace/notifications/feed')).body.data.length, 1);
+    const mine = await call(`/v1/messages/${adaMessage}`, { method: 'DELETE', headers: as('ada') });
+    assert.equal(mine.status, 200);
+    assert.deepEqual(await mine.json(), { acknowledged: true, status: 'deleted' });
+  });
+
+  it("uses the host's own authentication when given, and never returns the key", async () => {
+    const ok = await call('/v1/subscribers/ada/notifications/unseen', { headers: { cookie: 'session=ada' } }, sessionProxy.url);
+    assert.equal(ok.status, 200);
+    const text = JSON.stringify([...ok.headers]) + (await ok.text());
+    assert.equal(text.includes(KEYS.a), false);
+    assert.equal((await call('/v1/subscribers/ada/notifications/unseen', {}, sessionProxy.url)).status, 401);
+    assert.equal((await call('/v1/subscribers/grace/notifications/unseen', { headers: { cookie: 'session=ada' } }, sessionProxy.url)).status, 403);
+  });
+});
