@@ -3,7 +3,7 @@ import '../../src/index.ts';
 import { registerTranslation, type NotifBell, type NotifFeed, type Translation } from '../../src/index.ts';
 import { de, en } from '../../src/i18n/index.ts';
 import { BellHarness, FeedHarness, waitFor } from './harness.ts';
-import { createWorkflow, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
+import { createWorkflow, testServer, triggerMany, uniqueSubscriber } from './server.ts';
 
 // Texts from a typed Translation (English built in, German shipped, more by registerTranslation),
 // the locale from the attribute, then the closest lang, then <html lang>, then the browser; times and
