@@ -4,7 +4,7 @@ import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
 import { ANNOUNCE_INTERVAL } from '../../src/internal/inbox-element.ts';
 import { BellHarness, pretendVisible, waitFor } from './harness.ts';
-import { createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
+import { api, createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
 
 // New messages are announced politely through one live region per inbox, at most once per
 // ANNOUNCE_INTERVAL; what arrives meanwhile is summed into the next announcement. Real service,
@@ -68,6 +68,10 @@ describe('live region', () => {
     // Opening marks everything seen: the count drops, nothing is said; the region empties after the interval.
     await bell.open();
     await waitFor(() => bell.badge === null, 'badge gone');
+    // The badge clears at once (optimistic); wait for the server too, or the next message could be
+    // triggered before mark-all lands and be marked seen with the rest.
+    const client = await api();
+    await waitFor(async () => (await client.unseenCount(sub)).count === 0, 'seen on the server');
     await clock.tickAsync(ANNOUNCE_INTERVAL + 2500);
     expect(heard.map((h) => h.text)).to.deep.equal(['1 new notification', '2 new notifications']);
     expect(new Set(heard.map((h) => h.region)).size, 'one live region spoke').to.equal(1);

@@ -4,9 +4,10 @@ import { resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { NotifClient } from '../../src/api/client.ts';
 import { KEYS, startServer, type TestServer } from '../server/helpers.ts';
+import { launchChromium } from './browser.ts';
 
 // The elements under a strict Content-Security-Policy: a page served with
 // `default-src 'self'; style-src 'self'; script-src 'self'` (and connect-src for the service) uses
@@ -15,15 +16,6 @@ import { KEYS, startServer, type TestServer } from '../server/helpers.ts';
 // style="" attribute, a <style> element, eval or an inline script would each be reported.
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 let service: TestServer;
 let page: Page;
@@ -121,7 +113,7 @@ before(async () => {
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
 
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 });
 

@@ -4,21 +4,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './browser.ts';
 
 // The playground end to end, as `npm start` runs it: the seeded service and the Vite page beside it,
 // driven in Chromium. Send a notification from the form; the badge and the feed change.
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 let child: ChildProcess;
 let dir: string;
@@ -50,7 +42,7 @@ before(async () => {
       reject(new Error(`server exited with ${code}:\n${output}`));
     });
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 

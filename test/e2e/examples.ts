@@ -2,19 +2,11 @@
 // the real service with the example's subscriber and messages, serve the example, and click
 // through it in Chromium.
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 // @ts-expect-error a plain .mjs module without declarations
 import { serveExample, startExampleService } from '../../scripts/examples.mjs';
+import { launchChromium } from './browser.ts';
 
-export const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 export interface ExampleService {
   baseUrl: string;
@@ -39,7 +31,7 @@ export async function runExample(name: 'react' | 'vue' | 'plain'): Promise<Runni
   let browser: Browser | undefined;
   try {
     served = (await serveExample(name, service)) as { url: string; close(): Promise<void> };
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));

@@ -3,8 +3,9 @@ import { createServer, type Server } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, type ExampleService } from './examples.ts';
+import type { Browser, Page } from 'playwright-core';
+import type { ExampleService } from './examples.ts';
+import { launchChromium } from './browser.ts';
 // @ts-expect-error a plain .mjs module without declarations
 import { startExampleService } from '../../scripts/examples.mjs';
 
@@ -75,7 +76,7 @@ before(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 after(async () => {

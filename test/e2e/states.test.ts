@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS } from './examples.ts';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from './browser.ts';
 
 // The playground's "every state" page as `npm start` serves it: real subscribers made at page load
 // (idempotently), each state visible, and the theme controls with their CSS snippet.
@@ -35,7 +35,7 @@ before(async () => {
     child.stderr!.setEncoding('utf8').on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
 });
 

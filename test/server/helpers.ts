@@ -207,3 +207,28 @@ export function expectErrorBody(reply: Reply, status: number): Reply['body'] {
   if (b.statusCode !== status) throw new Error(`error body statusCode ${b.statusCode} != ${status}`);
   return b;
 }
+
+/** Runs SQL on a test server's own database (`?` placeholders on both SQLite and PostgreSQL). */
+export async function sqlOn(server: TestServer, text: string, params: unknown[] = []): Promise<any[]> {
+  if (server.postgres) {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: server.dbPath });
+    await client.connect();
+    try {
+      let i = 0;
+      return (await client.query(text.replace(/\?/g, () => `$${++i}`), params)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+  const { default: SQLite } = await import('better-sqlite3');
+  const db = new SQLite(server.dbPath);
+  try {
+    const statement = db.prepare(text);
+    if (statement.reader) return statement.all(...params);
+    statement.run(...params);
+    return [];
+  } finally {
+    db.close();
+  }
+}

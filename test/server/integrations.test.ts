@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import { expectErrorBody, KEYS, startServer, TestServer, type Reply } from './helpers.ts';
+import { expectErrorBody, KEYS, sqlOn, startServer, TestServer, type Reply } from './helpers.ts';
 
 // Integrations: create (11), update (2), list (15), and their secrets at rest.
 
@@ -12,32 +12,8 @@ function expect422(reply: Reply, ...fields: string[]) {
   return b;
 }
 
-const isPostgres = (server: TestServer) => /^postgres(ql)?:\/\//.test(server.dbPath);
 
 /** Runs SQL on the server's own database directly (SQLite file or PostgreSQL), as someone holding a copy of it would. */
-async function sqlOn(server: TestServer, text: string, params: unknown[] = []): Promise<any[]> {
-  if (isPostgres(server)) {
-    const { default: pg } = await import('pg');
-    const client = new pg.Client({ connectionString: server.dbPath });
-    await client.connect();
-    try {
-      let i = 0;
-      return (await client.query(text.replace(/\?/g, () => `$${++i}`), params)).rows;
-    } finally {
-      await client.end();
-    }
-  }
-  const { default: SQLite } = await import('better-sqlite3');
-  const db = new SQLite(server.dbPath);
-  try {
-    const statement = db.prepare(text);
-    if (statement.reader) return statement.all(...params);
-    statement.run(...params);
-    return [];
-  } finally {
-    db.close();
-  }
-}
 
 describe('POST /v1/integrations (create)', () => {
   let server: TestServer;
@@ -330,7 +306,7 @@ describe('secrets at rest', () => {
   const SIGNING = 'whsec_SIGNING_must_not_be_stored_0987654321';
 
   function assertNotInFiles(server: TestServer, ...needles: string[]) {
-    if (isPostgres(server)) return; // the columns are checked through SQL above
+    if (server.postgres) return; // the columns are checked through SQL above
     for (const file of [server.dbPath, `${server.dbPath}-wal`]) {
       if (!existsSync(file)) continue;
       const bytes = readFileSync(file);

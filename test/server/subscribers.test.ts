@@ -1,33 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectErrorBody, KEYS, startServer, type Reply, type TestServer } from './helpers.ts';
+import { expectErrorBody, KEYS, sqlOn, startServer, type Reply, type TestServer } from './helpers.ts';
 
 // Subscribers: create (8), get (3), search (6), credentials (4, 5), preferences (14), over real HTTP.
 
 /** Runs SQL on the server's own database (fixtures the API has no way to make: equal timestamps, workflows). */
-async function sqlOn(server: TestServer, text: string, params: unknown[] = []): Promise<any[]> {
-  if (/^postgres(ql)?:\/\//.test(server.dbPath)) {
-    const { default: pg } = await import('pg');
-    const client = new pg.Client({ connectionString: server.dbPath });
-    await client.connect();
-    try {
-      let i = 0;
-      return (await client.query(text.replace(/\?/g, () => `$${++i}`), params)).rows;
-    } finally {
-      await client.end();
-    }
-  }
-  const { default: SQLite } = await import('better-sqlite3');
-  const db = new SQLite(server.dbPath);
-  try {
-    const statement = db.prepare(text);
-    if (statement.reader) return statement.all(...params);
-    statement.run(...params);
-    return [];
-  } finally {
-    db.close();
-  }
-}
 
 function expect422(reply: Reply, ...fields: string[]) {
   const b = expectErrorBody(reply, 422);
