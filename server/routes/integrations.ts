@@ -85,19 +85,8 @@ const CreateIntegrationBody = Type.Object(
   { additionalProperties: false },
 );
 
-const UpdateIntegrationBody = Type.Object(
-  {
-    name: Type.Optional(NonBlank(255)),
-    identifier: Type.Optional(NonBlank(255)),
-    _environmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    credentials: Type.Optional(IntegrationCredentials),
-    active: Type.Optional(Type.Boolean()),
-    check: Type.Optional(Type.Boolean()),
-    conditions: Type.Optional(Type.Array(Filter, { maxItems: 50 })),
-    configurations: Type.Optional(Configurations),
-  },
-  { additionalProperties: false },
-);
+// Every field of a create, all optional, but the provider and the channel, which stay as created.
+const UpdateIntegrationBody = Type.Partial(Type.Omit(CreateIntegrationBody, ['providerId', 'channel']), { additionalProperties: false });
 
 const IntegrationIdParam = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 64 }) });
 
