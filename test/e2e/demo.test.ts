@@ -1,60 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './browser.ts';
+import { launchChromium, startPlayground } from './browser.ts';
 
 // The playground end to end, as `npm start` runs it: the seeded service and the Vite page beside it,
 // driven in Chromium. Send a notification from the form; the badge and the feed change.
 
-const ROOT = resolve(import.meta.dirname, '../..');
 
-let child: ChildProcess;
-let dir: string;
+let playground: Awaited<ReturnType<typeof startPlayground>>;
 let browser: Browser;
 let page: Page;
 let playgroundUrl: string;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'notif-e2e-'));
-  child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--demo'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  playgroundUrl = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`playground did not start in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: string) => {
-      output += chunk;
-      const m = /playground on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]!);
-      }
-    };
-    child.stdout!.setEncoding('utf8').on('data', onData);
-    child.stderr!.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
+  playground = await startPlayground();
+  playgroundUrl = playground.url;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 
 after(async () => {
   await browser?.close();
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await playground?.stop();
 });
 
 const bellButton = () => page.locator('notif-bell button[aria-haspopup="dialog"]');

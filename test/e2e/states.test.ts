@@ -1,53 +1,26 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './browser.ts';
+import { launchChromium, startPlayground } from './browser.ts';
 
 // The playground's "every state" page as `npm start` serves it: real subscribers made at page load
 // (idempotently), each state visible, and the theme controls with their CSS snippet.
 
-const ROOT = resolve(import.meta.dirname, '../..');
-let child: ChildProcess;
-let dir: string;
+let playground: Awaited<ReturnType<typeof startPlayground>>;
 let browser: Browser;
 let page: Page;
 let url: string;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'notif-states-'));
-  child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--demo'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`playground did not start in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: string) => {
-      output += chunk;
-      const m = /playground on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(`${m[1]!}states.html`);
-      }
-    };
-    child.stdout!.setEncoding('utf8').on('data', onData);
-    child.stderr!.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-  });
+  playground = await startPlayground();
+  url = `${playground.url}states.html`;
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
 });
 
 after(async () => {
   await browser?.close();
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await playground?.stop();
 });
 
 const card = (title: string) => page.locator('.state-card', { has: page.locator('h2', { hasText: title }) });
