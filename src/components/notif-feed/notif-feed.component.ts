@@ -1,5 +1,4 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
-import { repeat } from 'lit/directives/repeat.js';
 import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { localeOf, translationFor } from '../../i18n/localize.ts';
@@ -252,9 +251,7 @@ export class NotifFeed extends InboxElement {
     const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
     return html`${banner}
       <ul part="list" class="list" role="list" @keydown=${this.#onListKey} @focusin=${this.#onListFocus}>
-        ${repeat(
-          messages,
-          (m) => m._id,
+        ${messages.map(
           (m) =>
             html`<li part="item" class="item">
               <notif-message
