@@ -23,7 +23,6 @@ const en: Translation = {
   offline: "You're offline. Showing what was loaded.",
   retry: 'Retry',
   notConfigured: 'This inbox is not configured: set base-url and subscriber-id.',
-  moreActions: 'More actions',
   markRead: 'Mark as read',
   markUnread: 'Mark as unread',
   delete: 'Delete',

@@ -27,7 +27,6 @@ export interface Translation {
   offline: string;
   retry: string;
   notConfigured: string;
-  moreActions: string;
   markRead: string;
   markUnread: string;
   delete: string;
