@@ -9,6 +9,8 @@ const TAGS = new Set(['css', 'html', 'svg']);
 
 /** Minifies one static piece of a css`` template (between two expressions, or at either end). */
 export function minifyCss(text) {
+  // An attribute selector's value needs no quotes when it is an identifier ([theme='dark'] -> [theme=dark]).
+  text = text.replace(/=(['"])([a-z_][\w-]*)\1\]/gi, '=$2]');
   // Keep quoted strings whole; work on the rest.
   const parts = text.split(/('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/);
   return parts
