@@ -15,6 +15,7 @@ import autocannon from 'autocannon';
 import { openDatabase } from '../server/db/index.ts';
 import { registerKey } from '../server/auth.ts';
 import { newId } from '../server/ids.ts';
+import { newSubscriberRow } from '../server/engine/subscribers.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -65,27 +66,9 @@ export async function makeDatabase(path: string) {
   for (let i = 0; i < SUBSCRIBERS; i++) {
     const id = newId();
     subscriberIds.push(id);
-    rows.push({
-      id,
-      environment_id: tenant.environmentId,
-      organization_id: tenant.organizationId,
-      subscriber_id: `user-${i}`,
-      first_name: `First${i}`,
-      last_name: `Last${i}`,
-      email: `user${i}@example.com`,
-      phone: null,
-      avatar: null,
-      locale: 'en',
-      timezone: null,
-      data: null,
-      channels: '[]',
-      topics: '[]',
-      is_online: 0,
-      last_online_at: null,
-      version: 0,
-      created_at: now,
-      updated_at: now,
-    });
+    rows.push(
+      newSubscriberRow(tenant, `user-${i}`, now, { id, first_name: `First${i}`, last_name: `Last${i}`, email: `user${i}@example.com`, locale: 'en' }),
+    );
   }
   for (let i = 0; i < rows.length; i += 200) await db.kysely.insertInto('subscribers').values(rows.slice(i, i + 200)).execute();
 

@@ -1,10 +1,9 @@
 import type { Insertable } from 'kysely';
 import type { MessageTable } from '../db/schema.ts';
-import { newId } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText } from '../render.ts';
 import type { StoredStep } from '../views.ts';
-import { executionDetail, finishJob } from './jobs.ts';
+import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { renderContextFor } from './render-context.ts';
 import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type StepHandler, type Store } from './types.ts';
 import { postWebhook } from './webhook.ts';
@@ -68,47 +67,17 @@ function rendered(job: JobRow, ctx: RunContext) {
   };
 }
 
-function messageRow(job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, d: Delivery): Insertable<MessageTable> {
-  const iso = ctx.now.toISOString();
-  const step = parseJson<Partial<StoredStep>>(job.step, {});
-  return {
-    id: newId(ctx.now.getTime()),
-    environment_id: job.environment_id,
-    organization_id: job.organization_id,
-    subscriber_id: job.subscriber_id,
-    notification_id: job.notification_id,
-    template_id: job.template_id,
-    message_template_id: step._id ?? null,
-    template_identifier: ctx.workflow?.workflow_id ?? null,
-    transaction_id: job.transaction_id,
+function deliveryRow(job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, d: Delivery) {
+  return messageRow(job, ctx, {
     channel,
     subject: subject || null,
     content: toJson([{ type: 'text', content: body }]),
-    avatar: null,
-    cta: '{}',
-    feed_id: null,
-    feed_identifier: null,
-    read: 0,
-    seen: 0,
-    last_read_date: null,
-    last_seen_date: null,
     status: d.error ? 'error' : 'sent',
     error_id: d.error?.id ?? null,
     error_text: d.error?.text ?? null,
-    payload: job.payload,
-    overrides: job.overrides,
-    context_keys: '[]',
     provider_id: d.providerId,
-    email: null,
-    phone: null,
-    device_tokens: null,
-    direct_webhook_url: null,
-    title: null,
-    delivered_at: iso,
-    created_at: iso,
-    updated_at: iso,
     ...d.fields,
-  };
+  });
 }
 
 /** Stores one message per delivery and finishes the job (failed when any delivery failed), in one transaction. */
@@ -117,7 +86,7 @@ async function record(store: Store, job: JobRow, ctx: RunContext, channel: Chann
   await inTransaction(store, async (trx) => {
     const details: ExecutionDetail[] = [];
     for (const d of deliveries) {
-      const row = messageRow(job, ctx, channel, subject, body, d);
+      const row = deliveryRow(job, ctx, channel, subject, body, d);
       await trx.kysely.insertInto('messages').values(row).execute();
       details.push(
         executionDetail(ctx.now, d.error ? 'Failed' : 'Success', d.detail, {

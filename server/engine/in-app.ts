@@ -1,11 +1,10 @@
-import { newId } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText, renderUrl, type RenderContext } from '../render.ts';
 import { renderContextFor } from './render-context.ts';
 import type { StoredStep, SubscriberRow } from '../views.ts';
 import type { InAppControls } from './controls.ts';
 import { feedIdFor } from './feeds.ts';
-import { executionDetail, finishJob } from './jobs.ts';
+import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { inTransaction, type JobOutcome, type JobRow, type RunContext, type Store } from './types.ts';
 
 /** What `{{subscriber.x}}` placeholders can read. */
@@ -56,51 +55,23 @@ export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Pro
   const cv = step.controlValues as InAppControls;
   const render = renderContextFor(job, ctx);
   const now = ctx.now;
-  const iso = now.toISOString();
 
   await inTransaction(store, async (trx) => {
     const feedId = cv.feedIdentifier ? await feedIdFor(trx, job.environment_id, cv.feedIdentifier, now) : null;
     await trx.kysely
       .insertInto('messages')
-      .values({
-        id: newId(now.getTime()),
-        environment_id: job.environment_id,
-        organization_id: job.organization_id,
-        subscriber_id: job.subscriber_id,
-        notification_id: job.notification_id,
-        template_id: job.template_id,
-        message_template_id: step._id,
-        template_identifier: ctx.workflow?.workflow_id ?? null,
-        transaction_id: job.transaction_id,
-        channel: 'in_app',
-        subject: cv.subject ? renderText(cv.subject, render) : null,
-        // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
-        content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
-        avatar: renderUrl(cv.avatar, render) ?? null,
-        cta: toJson(buildCta(cv, render)),
-        feed_id: feedId,
-        feed_identifier: cv.feedIdentifier ?? null,
-        read: 0,
-        seen: 0,
-        last_read_date: null,
-        last_seen_date: null,
-        status: 'sent',
-        error_id: null,
-        error_text: null,
-        // The first trigger's payload, after a digest too (its events stay on the digest job).
-        payload: job.payload,
-        overrides: job.overrides,
-        context_keys: '[]',
-        provider_id: null,
-        email: null,
-        phone: null,
-        device_tokens: null,
-        direct_webhook_url: null,
-        title: null,
-        delivered_at: iso,
-        created_at: iso,
-        updated_at: iso,
-      })
+      .values(
+        messageRow(job, ctx, {
+          channel: 'in_app',
+          subject: cv.subject ? renderText(cv.subject, render) : null,
+          // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
+          content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
+          avatar: renderUrl(cv.avatar, render) ?? null,
+          cta: toJson(buildCta(cv, render)),
+          feed_id: feedId,
+          feed_identifier: cv.feedIdentifier ?? null,
+        }),
+      )
       .execute();
     await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
   });

@@ -1,6 +1,9 @@
+import type { Insertable } from 'kysely';
+import type { MessageTable } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
-import type { ExecutionDetail, JobRow, Store } from './types.ts';
+import type { StoredStep } from '../views.ts';
+import type { ExecutionDetail, JobRow, RunContext, Store } from './types.ts';
 
 /** A new execution detail; `providerId` 'novu' and `source` 'Internal' unless given. */
 export function executionDetail(now: Date, status: string, detail: string, extra: Partial<ExecutionDetail> = {}): ExecutionDetail {
@@ -67,3 +70,56 @@ export async function finishJob(
   if (extra.run_at !== undefined) job.run_at = extra.run_at;
   if (extra.digest !== undefined) job.digest = extra.digest;
 }
+
+/**
+ * A message written by a job: the references every message of a run carries (environment,
+ * subscriber, notification, workflow, step, transaction, payload), defaults for the rest, then
+ * what the step itself sets (`fields`: at least the channel).
+ */
+export function messageRow(
+  job: JobRow,
+  ctx: RunContext,
+  fields: Pick<Insertable<MessageTable>, 'channel'> & Partial<Insertable<MessageTable>>,
+): Insertable<MessageTable> {
+  const iso = ctx.now.toISOString();
+  const step = parseJson<Partial<StoredStep>>(job.step, {});
+  return {
+    id: newId(ctx.now.getTime()),
+    environment_id: job.environment_id,
+    organization_id: job.organization_id,
+    subscriber_id: job.subscriber_id,
+    notification_id: job.notification_id,
+    template_id: job.template_id,
+    message_template_id: step._id ?? null,
+    template_identifier: ctx.workflow?.workflow_id ?? null,
+    transaction_id: job.transaction_id,
+    subject: null,
+    content: '[]',
+    avatar: null,
+    cta: '{}',
+    feed_id: null,
+    feed_identifier: null,
+    read: 0,
+    seen: 0,
+    last_read_date: null,
+    last_seen_date: null,
+    status: 'sent',
+    error_id: null,
+    error_text: null,
+    // The first trigger's payload, after a digest too (its events stay on the digest job).
+    payload: job.payload,
+    overrides: job.overrides,
+    context_keys: '[]',
+    provider_id: null,
+    email: null,
+    phone: null,
+    device_tokens: null,
+    direct_webhook_url: null,
+    title: null,
+    delivered_at: iso,
+    created_at: iso,
+    updated_at: iso,
+    ...fields,
+  };
+}
+

@@ -1,20 +1,37 @@
 import type { Tenant } from '../auth.ts';
 import { newId } from '../ids.ts';
 import { toJson } from '../json.ts';
+import type { CreateSubscriberRequest } from '../../src/api/types.ts';
 import type { SubscriberRow } from '../views.ts';
 import type { Store } from './types.ts';
 
-/** A recipient of a trigger: a subscriberId, or a subscriber object whose given fields are applied. */
-export interface RecipientInput {
-  subscriberId: string;
-  firstName?: string;
-  lastName?: string;
-  email?: string;
-  phone?: string;
-  avatar?: string;
-  locale?: string;
-  timezone?: string;
-  data?: Record<string, unknown>;
+/** A recipient of a trigger: a subscriberId, or a subscriber object whose given fields are applied (endpoint 8's body). */
+export type RecipientInput = CreateSubscriberRequest;
+
+/** A new subscriber's row: no profile, no channels, no topics; `fields` fill it in. */
+export function newSubscriberRow(tenant: Tenant, subscriberId: string, iso: string, fields: Partial<SubscriberRow> = {}): SubscriberRow {
+  return {
+    id: newId(Date.parse(iso)),
+    environment_id: tenant.environmentId,
+    organization_id: tenant.organizationId,
+    subscriber_id: subscriberId,
+    first_name: null,
+    last_name: null,
+    email: null,
+    phone: null,
+    avatar: null,
+    locale: null,
+    timezone: null,
+    data: null,
+    channels: '[]',
+    topics: '[]',
+    is_online: 0,
+    last_online_at: null,
+    version: 0,
+    created_at: iso,
+    updated_at: iso,
+    ...fields,
+  };
 }
 
 const FIELDS = {
@@ -71,28 +88,7 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
     if (!row) {
       await k
         .insertInto('subscribers')
-        .values({
-          id: newId(now.getTime()),
-          environment_id: tenant.environmentId,
-          organization_id: tenant.organizationId,
-          subscriber_id: r.subscriberId,
-          first_name: null,
-          last_name: null,
-          email: null,
-          phone: null,
-          avatar: null,
-          locale: null,
-          timezone: null,
-          data: null,
-          channels: '[]',
-          topics: '[]',
-          is_online: 0,
-          last_online_at: null,
-          version: 0,
-          created_at: iso,
-          updated_at: iso,
-          ...fields,
-        })
+        .values(newSubscriberRow(tenant, r.subscriberId, iso, fields))
         // Created at the same moment by another request: then the given fields update it.
         .onConflict((oc) => {
           const target = oc.columns(['environment_id', 'subscriber_id']);

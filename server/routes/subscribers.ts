@@ -1,13 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { sql, type Expression, type ExpressionBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { App, AppContext } from '../app.ts';
-import type { Database, SubscriberTable } from '../db/schema.ts';
+import type { Database } from '../db/schema.ts';
 import { badRequest, conflict, errorMessage, HttpError, notFound, type FieldErrors } from '../errors.ts';
-import { newId, nowIso } from '../ids.ts';
+import { nowIso } from '../ids.ts';
 import { findSubscriber } from '../db/lookups.ts';
+import { newSubscriberRow } from '../engine/subscribers.ts';
 import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS, StringEnum, SubscriberIdParam, type Channel } from '../schemas.ts';
-import { subscriberView, type StoredStep } from '../views.ts';
+import { subscriberView, type StoredStep, type SubscriberRow } from '../views.ts';
 
 // Subscribers: create (8), get (3), search (6), credentials append/replace (4, 5), preferences (14).
 // Every query is confined to the API key's environment; a subscriber of another one is a 404.
@@ -100,7 +101,6 @@ const PreferencesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-type SubscriberRow = Selectable<SubscriberTable>;
 
 export function subscriberRoutes(app: App, ctx: AppContext) {
   const k = ctx.db.kysely;
@@ -112,14 +112,10 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
       schema: { querystring: CreateSubscriberQuery, body: CreateSubscriberBody },
     },
     async (request, reply) => {
-      const { organizationId, environmentId } = request.tenant;
+      const { environmentId } = request.tenant;
       const body = request.body;
       const now = nowIso();
-      const row: SubscriberRow = {
-        id: newId(),
-        environment_id: environmentId,
-        organization_id: organizationId,
-        subscriber_id: body.subscriberId,
+      const row = newSubscriberRow(request.tenant, body.subscriberId, now, {
         first_name: body.firstName ?? null,
         last_name: body.lastName ?? null,
         email: body.email ?? null,
@@ -128,14 +124,7 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
         locale: body.locale ?? null,
         timezone: body.timezone ?? null,
         data: body.data == null ? null : toJson(body.data),
-        channels: '[]',
-        topics: '[]',
-        is_online: 0,
-        last_online_at: null,
-        version: 0,
-        created_at: now,
-        updated_at: now,
-      };
+      });
       const inserted = await k
         .insertInto('subscribers')
         .values(row)
