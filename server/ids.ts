@@ -12,10 +12,6 @@ export function newId(now = Date.now()): string {
   return seconds + processBytes + counter.toString(16).padStart(6, '0');
 }
 
-export function isId(value: string): boolean {
-  return /^[0-9a-f]{24}$/.test(value);
-}
-
 export function nowIso(): string {
   return new Date().toISOString();
 }

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TUnsafe } from '@sinclair/typebox';
 
 // Schema pieces shared by the route modules. Enums are plain JSON-schema enums (not unions of
 // literals) so a failure reads "must be one of: a, b" rather than one error per branch.
@@ -19,5 +19,3 @@ export const SubscriberIdParam = Type.Object({ subscriberId: Type.String({ minLe
 
 /** Free-form JSON object (payload, data, overrides...). */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());
-
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
