@@ -2,7 +2,7 @@ import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { CtaButton, Message } from '../../api/types.ts';
 import type { InboxStoreApi, MessageActionType } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { formatDateTime, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
+import { localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { NotifElement, emit } from '../../internal/base-element.ts';
 import { checkIcon, closeIcon, dotIcon } from '../../internal/icons.ts';
 import type { Theme } from '../../internal/inbox-element.ts';
@@ -170,7 +170,7 @@ export class NotifMessage extends NotifElement {
             : nothing}
           ${isNaN(+created)
             ? nothing
-            : html`<time part="time" class="time" datetime=${created.toISOString()} title=${formatDateTime(created, locale)}
+            : html`<time part="time" class="time" datetime=${created.toISOString()}
                 >${relativeTime(created, Date.now(), locale)}</time
               >`}
         </div>
