@@ -8,6 +8,10 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 // - `vite build --mode script-tag`: dist/notif-inbox.min.js, one file with Lit inside, for
 //   `<script type="module" src=".../notif-inbox.min.js">` on any page.
 //
+// The ES build puts the three elements' CSS (every *.styles.ts) in one shared chunk: next to each other the
+// style sheets compress against one another (deflate looks back only 32 KB), about 90 B gzip less than
+// spread over the elements' chunks; a page that imports one element alone loads the others' CSS too.
+//
 // Both resolve Lit's `production` export condition (never its development build, which warns
 // "Lit is in dev mode" in the console) and minify the css``/html`` templates at build time.
 // The playground's dev server (server/demo.ts) is configured on its own and does not read this file.
@@ -41,7 +45,12 @@ export default defineConfig(({ mode }) => {
         ? { output: { codeSplitting: false, entryFileNames: '[name].js', minify: true, comments: false } }
         : {
             external: [/^lit(\/|$)/, /^@lit\//],
-            output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', minify: true },
+            output: {
+              entryFileNames: '[name].js',
+              chunkFileNames: 'chunks/[name]-[hash].js',
+              minify: true,
+              codeSplitting: { groups: [{ name: 'styles', test: /\.styles\.ts$/ }] },
+            },
           },
     },
   };

@@ -4,7 +4,7 @@
 //   dist/notif-inbox.min.js   one file with Lit inside, for a <script type="module"> tag
 //   dist/types/**.d.ts        declarations (tsc -p tsconfig.build.json), imports ending in .js
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -17,21 +17,22 @@ run(bin('vite'), ['build', '--logLevel', 'warn']);
 run(bin('vite'), ['build', '--mode', 'script-tag', '--logLevel', 'warn']);
 run(bin('tsc'), ['-p', 'tsconfig.build.json']);
 
-// The script-tag file gets a second minification by terser (two passes, its top level mangled),
-// which comes out smaller than rolldown's minifier alone; the source map follows.
+// Every JavaScript file gets a second minification by terser (two passes, its top level mangled),
+// which comes out smaller than rolldown's minifier alone; the source maps follow.
 {
   const { minify } = await import('terser');
-  const file = join(DIST, 'notif-inbox.min.js');
-  const map = readFileSync(file + '.map', 'utf8');
-  const out = await minify(readFileSync(file, 'utf8'), {
-    module: true,
-    toplevel: true,
-    compress: { passes: 2 },
-    format: { comments: false },
-    sourceMap: { content: map, url: 'notif-inbox.min.js.map' },
-  });
-  writeFileSync(file, out.code);
-  writeFileSync(file + '.map', out.map);
+  for (const file of [...readdirSync(DIST), ...readdirSync(join(DIST, 'chunks')).map((f) => 'chunks/' + f)].filter((f) => f.endsWith('.js')).map((f) => join(DIST, f))) {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    const out = await minify(readFileSync(file, 'utf8'), {
+      module: true,
+      toplevel: true,
+      compress: { passes: 2 },
+      format: { comments: false },
+      sourceMap: existsSync(file + '.map') ? { content: readFileSync(file + '.map', 'utf8'), url: name + '.map' } : false,
+    });
+    writeFileSync(file, out.code);
+    if (out.map) writeFileSync(file + '.map', out.map);
+  }
 }
 
 // Relative imports in the sources end in .ts (rewriteRelativeImportExtensions); in declarations
