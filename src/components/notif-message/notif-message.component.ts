@@ -23,11 +23,12 @@ export function messageBody(message: Message): string {
 
 /** Up to two initials from a name or subject ("Ada Lovelace" -> "AL"). */
 export function initials(text: string): string {
-  const words = text.replace(/[^\p{L}\p{N}\s]/gu, ' ').split(/\s+/).filter(Boolean);
-  return words.slice(0, 2).map((w) => [...w][0]!.toLocaleUpperCase()).join('') || '•';
+  // The first letter or digit of each of the first two words.
+  return (text.match(/(?<![\p{L}\p{N}])[\p{L}\p{N}]/gu) ?? []).slice(0, 2).join('').toLocaleUpperCase() || '•';
 }
 
-const clip = (text: string): string => (text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
+/** A string as shown (at most 20,000 characters); anything else is ''. */
+const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
 
 // One timer for every relative time on the page: connected messages re-render every 30 s.
 const clocks = new Set<NotifMessage>();
@@ -117,7 +118,7 @@ export class NotifMessage extends NotifElement {
     if (!m) return nothing;
     const locale = localeOf(this);
     const t = translationFor(locale);
-    const subject = typeof m.subject === 'string' ? clip(m.subject) : '';
+    const subject = clip(m.subject);
     const body = clip(messageBody(m));
     const title = subject || body;
     const created = new Date(m.createdAt);
@@ -193,7 +194,7 @@ export class NotifMessage extends NotifElement {
     if (action?.status === 'done') {
       const chosen = buttons.find((b) => b.type === action.result?.type);
       return html`<p part="action-result" class="result" role="status">
-        ${checkIcon}<span>${(chosen?.resultContent && clip(chosen.resultContent)) || t.done}</span>
+        ${checkIcon}<span>${clip(chosen?.resultContent) || t.done}</span>
       </p>`;
     }
     return html`<div part="actions" class="actions">
