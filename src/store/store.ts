@@ -14,7 +14,6 @@ const MAX_BACKOFF = 5 * 60_000;
 
 /** A change of messages and count, applied by the tab that made it and by the others. */
 interface Sync {
-  t: 'sync';
   upsert?: Message[];
   remove?: string[];
   /** What mark-all set on every message. */
@@ -24,21 +23,20 @@ interface Sync {
 
 /** What tabs tell each other (over BroadcastChannel). */
 type Note =
-  | { t: 'count'; count: number } // the leader's poll
+  | number // the leader's poll: the unseen count
   | Sync // a mutation, or the server's answer to one
-  | { t: 'stale' } // a mutation was rolled back
-  | { t: 'hello' }; // a tab arrived: the leader answers with the count
+  | 'stale' // a mutation was rolled back
+  | 'hello'; // a tab arrived: the leader answers with the count
 
-const newestFirst = (a: Message, b: Message) =>
-  a.createdAt === b.createdAt ? (a._id < b._id ? 1 : a._id > b._id ? -1 : 0) : a.createdAt < b.createdAt ? 1 : -1;
+/** 1 when `x` sorts after `y` (descending), -1 before, 0 equal. */
+const desc = (x: string, y: string) => +(x < y) - +(x > y);
+const newestFirst = (a: Message, b: Message) => desc(a.createdAt, b.createdAt) || desc(a._id, b._id);
 
 /** `base` with `incoming` merged in by `_id` (incoming wins), newest first. */
 const merge = (base: readonly Message[], incoming: readonly Message[]): Message[] =>
   [...new Map([...base, ...incoming].map((m) => [m._id, m])).values()].sort(newestFirst);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
-const retryable = ({ status }: NotifApiError) => status === 0 || status === 409 || status === 429 || status >= 502;
 const WINDOW_EVENTS = ['focus', 'online', 'offline'];
 
 /** A short stable hash, so channel and lock names carry no secret. */
@@ -72,19 +70,20 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   onConnect?: () => void;
   onDispose?: () => void;
   /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
-  counted = false;
+  counted?: boolean;
 
   #pageSize: number;
   #interval: number;
   #name: string;
   #refs = 0;
   #openFeeds = 0;
-  #stale = true;
-  #fetchedAt = 0;
+  // Unset until a first page is loaded (which `loaded: false` already says).
+  #stale?: boolean;
+  #fetchedAt?: number;
   #timer?: ReturnType<typeof setTimeout>;
   #failures = 0;
-  #halted = false; // 401/403: polling stopped until refresh()
-  #leader = false;
+  #halted?: boolean; // 401/403: polling stopped until refresh()
+  #leader?: boolean;
   #lockAbort?: AbortController;
   #unlock?: () => void;
   #channel?: BroadcastChannel;
@@ -95,9 +94,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #first?: Promise<void>; // the latest first-page request
   #counting?: Promise<number | undefined>;
   #busy = 0; // mutations in flight: server reads answered meanwhile may predate them
-  #dirtyCount = false;
-  #dirtyFeed = false;
-  #lastWake = -Infinity;
+  #dirtyCount?: boolean;
+  #dirtyFeed?: boolean;
+  #lastWake?: number;
 
   constructor(config: InboxConfig) {
     super();
@@ -125,7 +124,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.dispatchEvent(new Event('change'));
   }
 
-  #fail(error: Error, action: string, messageId?: string, patch?: Partial<InboxState>) {
+  /** Back to idle from `status`. */
+  #idle(status: InboxState['status']) {
+    if (this.state.status === status) this.#set({ status: 'idle' });
+  }
+
+  #fail(error: Error, action: string, patch?: Partial<InboxState>, messageId?: string) {
     this.#set({ ...patch, error });
     this.dispatchEvent(new CustomEvent<InboxErrorDetail>('error', { detail: { error, action, messageId } }));
   }
@@ -140,7 +144,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (self.BroadcastChannel && navigator.locks) {
       this.#channel = new BroadcastChannel(this.#name);
       this.#channel.onmessage = (e: MessageEvent<Note>) => this.#onNote(e.data);
-      this.#post({ t: 'hello' });
+      this.#post('hello');
     }
     this.#onVisibility();
   }
@@ -158,7 +162,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#abortMore();
     this.#feedCtrl = this.#countCtrl = this.#first = this.#counting = undefined;
     this.#openFeeds = 0;
-    if (this.state.status === 'loading') this.#set({ status: 'idle' });
+    this.#idle('loading');
     this.onDispose?.();
   }
 
@@ -221,10 +225,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   #onNote(note: Note) {
-    if (note.t === 'hello') {
-      if (this.#leader && this.counted) this.#post({ t: 'count', count: this.state.unseenCount });
-    } else if (note.t === 'count') this.#countChanged(note.count);
-    else if (note.t === 'stale') {
+    if (note === 'hello') {
+      if (this.#leader && this.counted) this.#post(this.state.unseenCount);
+    } else if (typeof note == 'number') this.#countChanged(note);
+    else if (note === 'stale') {
       this.#stale = true;
       if (this.#openFeeds) void this.#fetchFirst();
     } else this.#sync(note);
@@ -248,9 +252,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** Now: the count (when this tab polls) and the first page (when a feed is open). */
   #wake(force = false) {
     const now = Date.now();
-    if (!this.#refs || this.#hidden || (!force && now - this.#lastWake < 1000)) return;
+    if (!this.#refs || this.#hidden || (!force && now - this.#lastWake! < 1000)) return;
     this.#lastWake = now;
-    if (this.state.status === 'offline') this.#set({ status: 'idle' });
+    this.#idle('offline');
     if (this.#polls) void this.#poll();
     if (this.#openFeeds) void this.#fetchFirst();
   }
@@ -265,14 +269,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     try {
       const count = await this.#fetchCount();
       this.#failures = 0;
-      if (count !== undefined) this.#post({ t: 'count', count });
+      if (count !== undefined) this.#post(count);
       this.#schedule();
     } catch (e) {
       if (aborted(e)) return;
       const err = e as NotifApiError;
       if (err.status === 401 || err.status === 403) {
         this.#halted = true;
-        return this.#fail(err, 'poll', undefined, { status: 'error' });
+        return this.#fail(err, 'poll', { status: 'error' });
       }
       if (!err.status) this.#set({ status: 'offline' });
       const backoff = Math.min(MAX_BACKOFF, this.#interval * 2 ** ++this.#failures) * (0.5 + Math.random() / 2);
@@ -297,7 +301,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   #countChanged(count: number, refetch = true) {
-    if (this.state.status === 'offline') this.#set({ status: 'idle' });
+    this.#idle('offline');
     if (count === this.state.unseenCount && this.counted) return;
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
     this.#stale ||= this.counted;
@@ -339,7 +343,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (ctrl !== this.#feedCtrl) return this.#first;
       if (aborted(e)) return;
       const { status, loaded } = this.state;
-      return this.#fail(e as Error, 'fetch', undefined, { status: !(e as NotifApiError).status ? 'offline' : loaded ? status : 'error' });
+      return this.#fail(e as Error, 'fetch', { status: !(e as NotifApiError).status ? 'offline' : loaded ? status : 'error' });
     }
     if (ctrl !== this.#feedCtrl) return this.#first;
     if (this.#busy) return void (this.#dirtyFeed = true);
@@ -363,7 +367,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   feedOpened(): void {
     this.#openFeeds++;
-    if (this.#stale || !this.state.loaded || Date.now() - this.#fetchedAt > this.#interval) void this.#fetchFirst();
+    if (this.#stale || !this.state.loaded || Date.now() - this.#fetchedAt! > this.#interval) void this.#fetchFirst();
   }
 
   feedClosed(): void {
@@ -383,7 +387,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     await Promise.all([
       this.#fetchCount(false).then(
         (count) => {
-          if (count !== undefined) this.#post({ t: 'count', count });
+          if (count !== undefined) this.#post(count);
           this.#schedule();
         },
         (e) => aborted(e) || this.#fail(e, 'fetch'),
@@ -404,7 +408,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       const res = await this.#page(Math.floor(loaded / this.#pageSize), ctrl.signal);
       if (ctrl === this.#moreCtrl) this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
     } catch (e) {
-      if (ctrl === this.#moreCtrl && !aborted(e)) this.#fail(e as Error, 'loadMore', undefined, { loadingMore: false });
+      if (ctrl === this.#moreCtrl && !aborted(e)) this.#fail(e as Error, 'loadMore', { loadingMore: false });
     }
   }
 
@@ -438,7 +442,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     }
     count = all ? 0 : Math.max(0, count);
     const countDelta = count - unseenCount;
-    this.#share({ t: 'sync', upsert, remove, all, count });
+    this.#share({ upsert, remove, all, count });
 
     this.#busy++;
     const idempotencyKey = newIdempotencyKey();
@@ -446,15 +450,16 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       for (let attempt = 0; ; attempt++) {
         try {
           const server = [await call({ idempotencyKey })].flat().filter((m): m is Message => typeof (m as Message)?._id === 'string');
-          if (server.length) this.#share({ t: 'sync', upsert: server, count: this.state.unseenCount });
+          if (server.length) this.#share({ upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {
-          const err = e as NotifApiError;
-          if (action === 'remove' && err.status === 404) return;
-          if (!retryable(err) || attempt > 3) throw err;
-          await (navigator.onLine
-            ? sleep(err.retryAfter !== undefined ? err.retryAfter * 1000 : 500 * 2 ** attempt)
-            : new Promise((r) => addEventListener('online', r, { once: true })));
+          const { status, retryAfter } = e as NotifApiError;
+          if (action === 'remove' && status === 404) return;
+          // Retried: offline (once back online), conflicting (409), throttled (429), unavailable (>= 502).
+          if (!(status === 0 || status === 409 || status === 429 || status >= 502) || attempt > 3) throw e;
+          await new Promise((r) =>
+            navigator.onLine ? setTimeout(r, (retryAfter ?? 2 ** attempt / 2) * 1000) : addEventListener('online', r, { once: true }),
+          );
         }
       }
     } catch (e) {
@@ -469,8 +474,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       });
       // No single-message mark-as on this server: the elements hide the read toggle.
       const unsupported = !all && action.startsWith('mark') && (e as NotifApiError).status === 404;
-      this.#post({ t: 'stale' });
-      this.#fail(e as Error, action, messageId, unsupported ? { markAsSupported: false } : {});
+      this.#post('stale');
+      this.#fail(e as Error, action, unsupported ? { markAsSupported: false } : {}, messageId);
     } finally {
       if (!--this.#busy) {
         if (this.#dirtyCount && this.#polls) void this.#poll();
