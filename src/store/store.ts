@@ -92,7 +92,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #moreCtrl?: AbortController; // later pages: independent of first-page refreshes
   #countCtrl?: AbortController;
   #first?: Promise<void>; // the latest first-page request
-  #counting?: Promise<number | undefined>;
+  #counting?: Promise<void>;
   #busy = 0; // mutations in flight: server reads answered meanwhile may predate them
   #dirtyCount?: boolean;
   #dirtyFeed?: boolean;
@@ -267,10 +267,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   async #poll() {
     clearTimeout(this.#timer);
     try {
-      const count = await this.#fetchCount();
-      this.#failures = 0;
-      if (count !== undefined) this.#post(count);
-      this.#schedule();
+      await this.#fetchCount();
     } catch (e) {
       if (aborted(e)) return;
       const err = e as NotifApiError;
@@ -284,16 +281,21 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     }
   }
 
-  /** The unseen count, one request at a time; undefined when the answer came too late to use. */
-  #fetchCount(refetch = true): Promise<number | undefined> {
+  /**
+   * The unseen count, one request at a time: applied here, told to the other tabs, and the next poll
+   * scheduled (unless the answer came too late to use).
+   */
+  #fetchCount(refetch = true): Promise<void> {
     return (this.#counting ??= (async () => {
       const ctrl = (this.#countCtrl = new AbortController());
       try {
         const { count } = await unseenCount(this.#api, this.config.subscriberId, {}, { signal: ctrl.signal });
+        this.#failures = 0;
+        this.#schedule();
         if (ctrl !== this.#countCtrl) return;
         if (this.#busy) return void (this.#dirtyCount = true);
         this.#countChanged(count, refetch);
-        return count;
+        this.#post(count);
       } finally {
         this.#counting = undefined;
       }
@@ -385,13 +387,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#halted = false;
     this.#failures = 0;
     await Promise.all([
-      this.#fetchCount(false).then(
-        (count) => {
-          if (count !== undefined) this.#post(count);
-          this.#schedule();
-        },
-        (e) => aborted(e) || this.#fail(e, 'fetch'),
-      ),
+      this.#fetchCount(false).catch((e) => aborted(e) || this.#fail(e, 'fetch')),
       this.#fetchFirst(),
     ]);
   }
@@ -415,15 +411,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   // ---- mutations ----
 
   /**
-   * Applies `change` to the messages at once (it returns the changed message, null to remove it, or
-   * undefined to leave it), calls the server with one idempotency key (retried with the same key
+   * Applies `change` to the messages at once (to the one with `messageId`, or to all without one; it
+   * returns the changed message, null to remove it, or undefined to leave it), calls the server with one idempotency key (retried with the same key
    * while offline or throttled), and rolls back with an `error` event when the server refuses.
    * `all` is what a mark-all sets on every message (the unseen count becomes 0).
    */
   async #mutate(
     action: string,
     messageId: string | undefined,
-    change: (m: Message) => Message | null | undefined,
+    change: (m: Message) => Message | null | void,
     call: (o: CallOptions) => Promise<unknown>,
     all?: Partial<Message>,
   ): Promise<void> {
@@ -433,7 +429,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const remove: string[] = [];
     let count = unseenCount;
     for (const m of messages) {
-      const c = change(m);
+      const c = messageId && m._id !== messageId ? undefined : change(m);
       if (c === undefined) continue;
       originals.push(m);
       if (c) upsert.push(c);
@@ -504,14 +500,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return this.#markAll('seen', 'markAllSeen');
   }
 
-  /** Applies `change` to one message. */
-  #one(action: string, messageId: string, change: (m: Message) => Message | null, call: (o: CallOptions) => Promise<unknown>) {
-    return this.#mutate(action, messageId, (m) => (m._id === messageId ? change(m) : undefined), call);
-  }
-
   #markOne(messageId: string, read: boolean) {
     if (!this.state.markAsSupported) return Promise.resolve();
-    return this.#one(
+    return this.#mutate(
       read ? 'markRead' : 'markUnread',
       messageId,
       (m) => ({ ...m, read, seen: m.seen || read }),
@@ -528,11 +519,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   remove(messageId: string): Promise<void> {
-    return this.#one('remove', messageId, () => null, (o) => deleteMessage(this.#api, messageId, o));
+    return this.#mutate('remove', messageId, () => null, (o) => deleteMessage(this.#api, messageId, o));
   }
 
   action(messageId: string, type: MessageActionType): Promise<void> {
-    return this.#one(
+    return this.#mutate(
       'action',
       messageId,
       (m) => ({ ...m, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
