@@ -30,10 +30,6 @@ export function initials(text: string): string {
 /** A string as shown (at most 20,000 characters); anything else is ''. */
 const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
 
-// One timer for every relative time on the page: connected messages re-render every 30 s.
-const clocks = new Set<NotifMessage>();
-let clock: ReturnType<typeof setInterval> | undefined;
-
 /**
  * @summary One notification: avatar, subject, body, relative time, unread dot, CTA buttons, and
  * buttons to mark it read or unread and to delete it.
@@ -81,6 +77,7 @@ export class NotifMessage extends NotifElement {
   declare theme: Theme | undefined;
   /** The avatar URL that failed to load (initials instead). */
   #failed?: string;
+  #clock?: ReturnType<typeof setInterval>;
 
   constructor() {
     super();
@@ -96,16 +93,15 @@ export class NotifMessage extends NotifElement {
     return (this.message?.cta?.data as { target?: unknown } | undefined)?.target === '_blank';
   }
 
+  // The relative time stays current: a connected message re-renders every 30 s.
   override connectedCallback() {
     super.connectedCallback();
-    clocks.add(this);
-    clock ??= setInterval(() => clocks.forEach((m) => m.requestUpdate()), 30_000);
+    this.#clock = setInterval(() => this.requestUpdate(), 30_000);
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    clocks.delete(this);
-    if (!clocks.size) clock = void clearInterval(clock);
+    clearInterval(this.#clock);
   }
 
   /** Focuses the control that opens the message. */
