@@ -50,6 +50,26 @@ export const hash = (s: string): string => {
 export const storeKey = (c: InboxConfig): string =>
   JSON.stringify([c.baseUrl, c.subscriberId, c.feedIdentifier, c.payload, c.apiKey, c.subscriberHash]);
 
+/** The page's stores (getInboxStore) by registry key. */
+const registry = new Map<string, InboxStore>();
+const fetchIds = new WeakMap<typeof fetch, number>();
+let fetchCount = 0;
+
+/**
+ * The page's store for `config` (created on first use): every element that names the same service,
+ * subscriber, feed, payload filter, authentication and app-supplied fetch shares one (one poller, one
+ * state). Elements `connect()` it while attached; when the last one disconnects the store stops, and
+ * leaves the registry unless it is reconnected in the same task (an element moved in the DOM).
+ */
+export function getInboxStore(config: InboxConfig): InboxStore {
+  const { fetch } = config;
+  if (fetch && !fetchIds.has(fetch)) fetchIds.set(fetch, ++fetchCount);
+  const key = storeKey(config) + (fetch ? fetchIds.get(fetch) : 0);
+  let store = registry.get(key);
+  if (!store) registry.set(key, (store = new InboxStore(config, key)));
+  return store;
+}
+
 export class InboxStore extends EventTarget implements InboxStoreApi {
   readonly config: Readonly<InboxConfig>;
   /** How to reach the service (the client's options: address, key, fetch, proxy header). */
@@ -66,12 +86,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     markAsSupported: true,
   };
 
-  /** Called when the first element arrives and when the last one leaves (for the page registry). */
-  onConnect?: () => void;
-  onDispose?: () => void;
   /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
   counted?: boolean;
 
+  /** The registry key of a store of getInboxStore. */
+  #key?: string;
   #pageSize: number;
   #interval: number;
   #name: string;
@@ -98,8 +117,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #dirtyFeed?: boolean;
   #lastWake?: number;
 
-  constructor(config: InboxConfig) {
+  constructor(config: InboxConfig, key?: string) {
     super();
+    this.#key = key;
     this.config = Object.freeze({ ...config });
     this.#pageSize = Math.min(100, Math.max(1, Math.floor(config.pageSize ?? 20))) || 20;
     this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
@@ -138,7 +158,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   connect(): void {
     if (this.#refs++) return;
-    this.onConnect?.();
+    const key = this.#key;
+    if (key && !registry.has(key)) registry.set(key, this);
     document.addEventListener('visibilitychange', this.#onVisibility);
     for (const type of WINDOW_EVENTS) addEventListener(type, this.#onWindow);
     if (self.BroadcastChannel && navigator.locks) {
@@ -163,7 +184,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#feedCtrl = this.#countCtrl = this.#first = this.#counting = undefined;
     this.#openFeeds = 0;
     this.#idle('loading');
-    this.onDispose?.();
+    queueMicrotask(() => {
+      if (!this.#refs && registry.get(this.#key!) === this) registry.delete(this.#key!);
+    });
   }
 
   /** At least one element is connected. */
