@@ -93,42 +93,25 @@ export class NotifFeed extends InboxElement {
     else store.feedClosed();
   }
 
-  override connectedCallback() {
-    super.connectedCallback();
-    if (this.hasUpdated) this.#observe();
-  }
-
   override disconnectedCallback() {
     super.disconnectedCallback();
     this.#observer?.disconnect();
+    this.#observer = undefined;
     clearTimeout(this.#stallTimer);
   }
 
-  protected override firstUpdated() {
-    this.#observe();
-  }
-
+  /** Watches the sentinel from the first update on (and again after a reconnection, which updates). */
   protected override updated() {
+    if (!this.#observer) {
+      this.#observer = new IntersectionObserver(
+        (entries) => {
+          if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
+        },
+        { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '0px 0px 400px 0px' },
+      );
+      this.#observer.observe(this.renderRoot.querySelector('.sentinel')!);
+    }
     if (this.#sentinelVisible) void this.#pump();
-  }
-
-  get #scroller(): HTMLElement {
-    return this.renderRoot.querySelector('#panel')!;
-  }
-
-  get #sentinel(): HTMLElement {
-    return this.renderRoot.querySelector('.sentinel')!;
-  }
-
-  #observe() {
-    this.#observer?.disconnect();
-    this.#observer = new IntersectionObserver(
-      (entries) => {
-        if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
-      },
-      { root: this.embedded ? this.#scroller : null, rootMargin: '0px 0px 400px 0px' },
-    );
-    this.#observer.observe(this.#sentinel);
   }
 
   /**
@@ -173,10 +156,10 @@ export class NotifFeed extends InboxElement {
     }
   }
 
-  #nearView(): boolean {
-    const rect = this.#sentinel.getBoundingClientRect();
-    if (!rect.width && !rect.height && !rect.top) return false; // not rendered (closed popover)
-    return rect.top <= (this.embedded ? this.#scroller.getBoundingClientRect().bottom : innerHeight) + 400;
+  #nearView() {
+    const rect = this.renderRoot.querySelector('.sentinel')!.getBoundingClientRect();
+    // No height: not rendered (closed popover); the sentinel is 1px high otherwise.
+    return rect.height && rect.top <= (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400;
   }
 
   override render() {
@@ -191,7 +174,7 @@ export class NotifFeed extends InboxElement {
             ${checkAllIcon}${t.markAllRead}
           </button>
         </header>
-        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${this.#onTabKey}>
+        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>
           ${TABS.map(
             (id) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
@@ -202,7 +185,7 @@ export class NotifFeed extends InboxElement {
               aria-selected=${id === tab}
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
-              @click=${() => this.#selectTab(id)}
+              @click=${() => this.inbox?.setTab(id)}
             >
               ${id === 'all' ? t.tabAll : t.tabUnread}
             </button>`,
@@ -250,7 +233,7 @@ export class NotifFeed extends InboxElement {
     }
     const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
     return html`${banner}
-      <ul part="list" class="list" role="list" @keydown=${this.#onListKey} @focusin=${this.#onListFocus}>
+      <ul part="list" class="list" role="list" @keydown=${this.#onKey} @focusin=${this.#onListFocus}>
         ${messages.map(
           (m) =>
             html`<li part="item" class="item">
@@ -282,29 +265,22 @@ export class NotifFeed extends InboxElement {
     </div>`;
   }
 
-  #selectTab(tab: InboxTab) {
-    this.inbox?.setTab(tab);
-  }
-
-  #onTabKey = (e: KeyboardEvent) => {
-    const current = TABS.indexOf(this.state?.tab ?? 'all');
-    // Two tabs: either arrow moves to the other one, in either direction.
-    const next = ({ ArrowRight: 1 - current, ArrowLeft: 1 - current, Home: 0, End: 1 } as Record<string, number>)[e.key];
-    if (next === undefined) return;
-    e.preventDefault();
-    this.#selectTab(TABS[next]!);
-    void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>(`#tab-${TABS[next]}`)!.focus());
-  };
-
-  /** Roving tabindex: ArrowUp / ArrowDown, Home, End move between messages (unless a control used the key). */
-  #onListKey = (e: KeyboardEvent) => {
-    const items = [...this.renderRoot.querySelectorAll('notif-message')];
-    const i = items.indexOf(e.target as NotifMessage);
-    const next = items[({ ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 } as Record<string, number>)[e.key] ?? -1];
-    if (!next || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+  /**
+   * Roving focus. In the list (unless a control used the key or a modifier is held) ArrowUp /
+   * ArrowDown, Home and End move between messages. In the tabs either horizontal arrow moves to the
+   * other tab, in either direction (it wraps), Home and End to the first and last; the tab is selected.
+   */
+  #onKey(e: KeyboardEvent, tabs?: boolean) {
+    const items = [...this.renderRoot.querySelectorAll<HTMLElement>(tabs ? '[role=tab]' : 'notif-message')];
+    const n = items.length;
+    const i = items.indexOf(e.target as HTMLElement);
+    const j = ({ [tabs ? 'ArrowLeft' : 'ArrowUp']: i - 1, [tabs ? 'ArrowRight' : 'ArrowDown']: i + 1, Home: 0, End: n - 1 } as Record<string, number>)[e.key]!;
+    const next = items[tabs ? (j + n) % n : j];
+    if (!next || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
     e.preventDefault();
     next.focus();
-  };
+    if (tabs) next.click();
+  }
 
   #onListFocus = (e: FocusEvent) => {
     this.#activeId = (e.target as NotifMessage).message?._id;
