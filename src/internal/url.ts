@@ -25,9 +25,10 @@ export function safeHref(value: unknown): string | null {
 
 /** The URL to put in an avatar's `src`, or null: `http(s):` (absolute or relative) or a base64 raster `data:image/`. */
 export function safeImageSrc(value: unknown): string | null {
-  if (typeof value != 'string' || !/^\s*data:/i.test(value)) return safeHref(value);
-  value = value.trim();
-  return (value as string).length <= 2e5 && SAFE_DATA_IMAGE.test(value as string) ? (value as string) : null;
+  // Any other `data:` URL is refused by safeHref, which allows no scheme but http(s).
+  return typeof value == 'string' && (value = value.trim()).length <= 2e5 && SAFE_DATA_IMAGE.test(value as string)
+    ? (value as string)
+    : safeHref(value);
 }
 
 /** Hosts where a development API key in the page is expected. */
