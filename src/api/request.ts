@@ -54,34 +54,24 @@ export const newIdempotencyKey = (): string =>
 /** Base64 of the UTF-8 JSON of `value` (the feed's `payload` filter). */
 export const encodePayload = (value: unknown): string => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(value))));
 
-/** decisions.md: a body that is an object whose only key is `data` is a Novu envelope. */
-export const unwrap = (body: unknown): unknown =>
-  body && typeof body == 'object' && !Array.isArray(body) && Object.keys(body) + '' == 'data' ? (body as { data: unknown }).data : body;
-
-/** Seconds from a `Retry-After` header (seconds or an HTTP date), or undefined. */
-const retryAfterSeconds = (value: string | null): number | undefined => {
-  const n = value ? (isNaN(+value) ? (Date.parse(value) - Date.now()) / 1000 : +value) : NaN;
-  return n === n ? Math.max(0, Math.ceil(n)) : undefined;
-};
+/** decisions.md: a body that is an object whose only key is `data` is a Novu envelope (arrays' and strings' keys are indexes). */
+export const unwrap = (body: unknown): unknown => (body && Object.keys(body) + '' == 'data' ? (body as { data: unknown }).data : body);
 
 /** One HTTP call: auth, idempotency key for mutations, query arrays as repeated params, envelope, errors. */
 export async function request<T>(options: NotifClientOptions, method: string, path: string, init: RequestInit2 = {}): Promise<T> {
-  const { body, signal } = init;
+  const { signal } = init;
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(init.query ?? {})) if (value != null) for (const v of [value].flat()) params.append(name, String(v));
+  // (append turns numbers and booleans into their strings)
+  for (const [name, value] of Object.entries(init.query ?? {})) if (value != null) for (const v of [value].flat()) params.append(name, v as string);
   const qs = params + '';
+  const body = JSON.stringify(init.body); // undefined without a body
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...init.headers };
   if (options.apiKey) headers.authorization = 'ApiKey ' + options.apiKey;
   if (method != 'GET') headers['idempotency-key'] = init.idempotencyKey ?? newIdempotencyKey();
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await (options.fetch ?? fetch)(options.baseUrl.replace(/\/+$/, '') + path + (qs && '?' + qs), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-    });
+    response = await (options.fetch ?? fetch)(options.baseUrl.replace(/\/+$/, '') + path + (qs && '?' + qs), { method, headers, body, signal });
   } catch (err) {
     if (signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
     throw new NotifApiError(0, 'Network error: ' + ((err as Error)?.message ?? err));
@@ -89,14 +79,17 @@ export async function request<T>(options: NotifClientOptions, method: string, pa
   const text = await response.text();
   let data: unknown;
   try {
-    data = text ? JSON.parse(text) : undefined;
+    data = JSON.parse(text);
   } catch {
-    data = text;
+    data = text || undefined; // no body (or not JSON)
   }
   if (!response.ok) {
     const m = (data as { message?: unknown } | undefined)?.message;
     const message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : `${response.status} ${response.statusText}`;
-    throw new NotifApiError(response.status, message, data, retryAfterSeconds(response.headers.get('retry-after')));
+    // Retry-After: seconds or an HTTP date.
+    const after = response.headers.get('retry-after');
+    const seconds = after ? (isNaN(+after) ? (Date.parse(after) - Date.now()) / 1000 : +after) : NaN;
+    throw new NotifApiError(response.status, message, data, seconds === seconds ? Math.max(0, Math.ceil(seconds)) : undefined);
   }
   return unwrap(data) as T;
 }
@@ -120,16 +113,14 @@ export const deleteMessage = (c: NotifClientOptions, messageId: string, o?: Call
   request<DeleteMessageResponse>(c, 'DELETE', `/v1/messages/${seg(messageId)}`, o);
 
 /** Endpoint 10: one page of the subscriber's in-app feed. */
-export const feed = (c: NotifClientOptions, subscriberId: string, query: FeedQuery = {}, o?: CallOptions) => {
-  const { payload, ...rest } = query;
-  return request<FeedResponse>(c, 'GET', inbox(subscriberId, 'notifications/feed'), {
+export const feed = (c: NotifClientOptions, subscriberId: string, query: FeedQuery, o?: CallOptions) =>
+  request<FeedResponse>(c, 'GET', inbox(subscriberId, 'notifications/feed'), {
     ...o,
-    query: { ...rest, payload: payload && encodePayload(payload) },
+    query: { ...query, payload: query.payload && encodePayload(query.payload) },
   });
-};
 
 /** Endpoint 13. */
-export const unseenCount = (c: NotifClientOptions, subscriberId: string, query: UnseenCountQuery = {}, o?: CallOptions) =>
+export const unseenCount = (c: NotifClientOptions, subscriberId: string, query?: UnseenCountQuery, o?: CallOptions) =>
   request<UnseenCountResponse>(c, 'GET', inbox(subscriberId, 'notifications/unseen'), { ...o, query: query as Query });
 
 /** Extension (decisions.md): mark one message read, unread, seen or unseen. */
