@@ -64,8 +64,8 @@ export class InboxElement extends NotifElement {
   /** Not inside another notif-* element's shadow root: configures, announces and fires store events. */
   #outer = true;
   #unsubscribe?: () => void;
-  /** The unseen count last rendered; -1 until the server has answered it (and after a change of store). */
-  #heard = -1;
+  /** The unseen count last rendered; NaN until the server has answered it (and after a change of store). */
+  #heard = NaN;
   #count = 0;
   #pending = 0;
   #timer?: ReturnType<typeof setTimeout>;
@@ -91,7 +91,7 @@ export class InboxElement extends NotifElement {
     if (!owner?.isConnected) announcers.set(store, (owner = this));
     if (owner !== this) return;
     const count = store.state.unseenCount;
-    if (this.#heard >= 0 && count > this.#heard) {
+    if (count > this.#heard) {
       this.#pending += count - this.#heard;
       if (!this.#timer) this.#flush();
     }
@@ -115,22 +115,25 @@ export class InboxElement extends NotifElement {
 
   /** The configuration from this element's attributes, or null when base-url or subscriber-id is missing. */
   inboxConfig(): InboxConfig | null {
-    const { baseUrl, subscriberId, apiKey, subscriberHash, fetch, feedIdentifier, payload } = this;
-    if (!baseUrl || !subscriberId) return null;
-    const ids = feedIdentifier?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
-    const poll = Number(this.pollInterval);
-    const size = Math.round(Number(this.pageSize));
-    return {
-      baseUrl,
-      subscriberId,
-      ...(apiKey && { apiKey }),
-      ...(subscriberHash && { subscriberHash }),
-      ...(fetch && { fetch }),
-      ...(ids.length && { feedIdentifier: ids.length > 1 ? ids : ids[0] }),
-      ...(payload && typeof payload == 'object' && { payload }),
-      ...(poll > 0 && { pollInterval: poll }),
-      ...(size > 0 && { pageSize: Math.min(100, size) }),
-    };
+    const { baseUrl, subscriberId, payload } = this;
+    const ids = this.feedIdentifier?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+    // Only the options that are set: a key absent, not undefined.
+    return baseUrl && subscriberId
+      ? (Object.fromEntries(
+          Object.entries({
+            baseUrl,
+            subscriberId,
+            apiKey: this.apiKey,
+            subscriberHash: this.subscriberHash,
+            fetch: this.fetch,
+            feedIdentifier: ids[1] ? ids : ids[0],
+            payload: typeof payload == 'object' && payload,
+            // NaN and 0 are dropped too.
+            pollInterval: Math.max(0, this.pollInterval!),
+            pageSize: Math.min(100, Math.max(0, Math.round(this.pageSize!))),
+          }).filter((e) => e[1]),
+        ) as unknown as InboxConfig)
+      : null;
   }
 
   /** The state to render, or null while there is no store. */
@@ -162,7 +165,7 @@ export class InboxElement extends NotifElement {
       prev.disconnect();
     }
     this.inbox = next;
-    this.#heard = -1;
+    this.#heard = NaN;
     if (next) {
       this.#count = next.state.unseenCount;
       next.connect();
