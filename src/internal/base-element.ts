@@ -8,7 +8,7 @@ import { VERSION } from './version.ts';
 const warned: Set<string> = ((globalThis as { [key: symbol]: Set<string> })[Symbol.for('notif-inbox.warned')] ??= new Set());
 
 /** Dispatches a typed `notif-*` event from `el` (bubbling, composed); returns whether no listener prevented it. */
-export const emit = <K extends NotifEventName>(el: EventTarget, name: K, detail: NotifEventDetails[K], cancelable = false): boolean =>
+export const emit = <K extends NotifEventName>(el: EventTarget, name: K, detail: NotifEventDetails[K], cancelable?: boolean): boolean =>
   el.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, cancelable, detail }));
 
 /** The base of every notif-* element: guarded registration, the version that registered it, localization. */
@@ -34,7 +34,7 @@ export class NotifElement extends LitElement {
     if (!existing) customElements.define(tag, ctor);
     else if (existing !== ctor && existing.version !== VERSION && !warned.has(tag)) {
       warned.add(tag);
-      console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}; version ${VERSION} is not used for it.`);
+      console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}, not ${VERSION}`);
     }
   }
 }
