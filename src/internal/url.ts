@@ -10,17 +10,18 @@ const HTTP = /^https?:?$/i;
  * every other scheme are refused, including when disguised with case, whitespace or control characters.
  */
 export function safeHref(value: unknown): string | null {
-  if (typeof value != 'string' || !(value = value.trim()) || (value as string).length > 4096) return null;
-  const text = value as string;
-  // A scheme, once what browsers ignore in URLs (C0 controls, whitespace) is taken out.
-  // eslint-disable-next-line no-control-regex
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text.replace(/[\0- \x7f-\x9f]/g, ''))?.[1];
   try {
-    const url = new URL(text, location.href);
-    return HTTP.test(url.protocol) && (!scheme || HTTP.test(scheme)) ? (scheme ? url.href : text) : null;
+    if (typeof value == 'string' && (value = value.trim()) && (value as string).length <= 4096) {
+      // A scheme, once what browsers ignore in URLs (C0 controls, whitespace) is taken out.
+      // eslint-disable-next-line no-control-regex
+      const scheme = /^([a-z][a-z0-9+.-]*):/i.exec((value as string).replace(/[\0- \x7f-\x9f]/g, ''))?.[1];
+      const url = new URL(value as string, location.href);
+      if (HTTP.test(url.protocol) && HTTP.test(scheme ?? 'http')) return scheme ? url.href : (value as string);
+    }
   } catch {
-    return null;
+    // not a URL
   }
+  return null;
 }
 
 /** The URL to put in an avatar's `src`, or null: `http(s):` (absolute or relative) or a base64 raster `data:image/`. */
