@@ -176,7 +176,7 @@ export class NotifFeed extends InboxElement {
         </header>
         <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>
           ${TABS.map(
-            (id) => html`<button
+            (id, i) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
               role="tab"
@@ -187,7 +187,7 @@ export class NotifFeed extends InboxElement {
               tabindex=${id === tab ? 0 : -1}
               @click=${() => this.inbox?.setTab(id)}
             >
-              ${id === 'all' ? t.tabAll : t.tabUnread}
+              ${i ? t.tabUnread : t.tabAll}
             </button>`,
           )}
         </div>
@@ -203,24 +203,31 @@ export class NotifFeed extends InboxElement {
 
   #renderBody(state: InboxState | null, t: Translation) {
     const status = state?.status;
+    const error = status === 'error';
+    const failed = error || status === 'offline';
+    const retry = html`<button part="retry-button" class="retry" type="button" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
+    // The error state: not configured, the first page failed, or an error and nothing to show.
+    if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
+      return html`<div part="error" class="state" role="alert">
+        ${alertIcon}
+        <p class="state-title">${t.errorTitle}</p>
+        <p class="state-hint">${this.configured ? state!.error?.message || t.errorHint : t.notConfigured}</p>
+        ${this.configured ? retry : nothing}
+      </div>`;
+    }
     if (!state?.loaded) {
-      if (!this.configured) return this.#renderError(t, t.notConfigured, false);
-      return status === 'error' || status === 'offline'
-        ? this.#renderError(t, state!.error?.message, true)
-        : html`<div part="skeleton">
-            <span class="sr-only">${t.loading}</span>
-            ${[0, 1, 2, 3, 4].map(() => html`<div class="skeleton"><i class="bone avatar"></i><i class="bone"></i><i class="bone"></i></div>`)}
-          </div>`;
+      return html`<div part="skeleton">
+        <span class="sr-only">${t.loading}</span>
+        ${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}
+      </div>`;
     }
     const { messages } = state;
-    if (!messages.length && status === 'error') return this.#renderError(t, state.error?.message, true);
-    const banner =
-      status === 'offline' || status === 'error'
-        ? html`<div part="error" class="banner" role=${status === 'error' ? 'alert' : 'status'}>
-            ${alertIcon}<span>${status === 'error' ? t.errorTitle : t.offline}</span>
-            ${status === 'error' ? this.#retryButton(t) : nothing}
-          </div>`
-        : nothing;
+    const banner = failed
+      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>
+          ${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>
+          ${error ? retry : nothing}
+        </div>`
+      : nothing;
     if (!messages.length) {
       const unread = state.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
@@ -252,19 +259,6 @@ export class NotifFeed extends InboxElement {
       </ul>`;
   }
 
-  #retryButton(t: Translation) {
-    return html`<button part="retry-button" class="retry" type="button" @click=${this.#retry}>${t.retry}</button>`;
-  }
-
-  #renderError(t: Translation, detail: string | undefined, retry: boolean) {
-    return html`<div part="error" class="state" role="alert">
-      ${alertIcon}
-      <p class="state-title">${t.errorTitle}</p>
-      <p class="state-hint">${detail || t.errorHint}</p>
-      ${retry ? this.#retryButton(t) : nothing}
-    </div>`;
-  }
-
   /**
    * Roving focus. In the list (unless a control used the key or a modifier is held) ArrowUp /
    * ArrowDown, Home and End move between messages. In the tabs either horizontal arrow moves to the
@@ -290,9 +284,5 @@ export class NotifFeed extends InboxElement {
   #markAllRead = () => {
     this.inbox?.markAllRead().catch(() => {});
     emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-  };
-
-  #retry = () => {
-    this.inbox?.refresh().catch(() => {});
   };
 }

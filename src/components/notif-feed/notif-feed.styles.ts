@@ -39,7 +39,7 @@ export default [
     .more { justify-content: center; }
     .skeleton { display: grid; grid: auto auto / 2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
     .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
-    .avatar { grid-row: span 2; block-size: 2.25rem; border-radius: 50%; }
+    .bone:first-child { grid-row: span 2; block-size: 2.25rem; border-radius: 50%; }
     .bone:last-child { inline-size: 55%; }
     .spinner { inline-size: .875rem; block-size: .875rem; border: 2px solid var(--_border); border-block-start-color: var(--_accent); border-radius: 50%; animation: spin .8s linear infinite; }
     @keyframes pulse { 50% { opacity: .45; } }
