@@ -103,8 +103,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #failures = 0;
   #halted?: boolean; // 401/403: polling stopped until refresh()
   #leader?: boolean;
-  #lockAbort?: AbortController;
-  #unlock?: () => void;
+  #lockAbort?: AbortController; // a pending lock request, or the held lock (aborting it releases)
   #channel?: BroadcastChannel;
   // The latest request of each kind: an answer to any other is superseded and ignored.
   #feedCtrl?: AbortController; // first page
@@ -125,9 +124,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
     this.#name = 'notif-inbox:' + hash(storeKey(config));
     this.#api = {
-      baseUrl: config.baseUrl,
-      apiKey: config.apiKey,
-      fetch: config.fetch,
+      ...config, // baseUrl, apiKey, fetch (request() reads no other key)
       // The proxy (server/proxy.ts) checks the hash against the subscriber id.
       headers: config.subscriberHash ? { 'x-subscriber-id': config.subscriberId, 'x-subscriber-hash': config.subscriberHash } : undefined,
     };
@@ -160,20 +157,20 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (this.#refs++) return;
     const key = this.#key;
     if (key && !registry.has(key)) registry.set(key, this);
-    document.addEventListener('visibilitychange', this.#onVisibility);
-    for (const type of WINDOW_EVENTS) addEventListener(type, this.#onWindow);
+    document.addEventListener('visibilitychange', this.#onEvent);
+    for (const type of WINDOW_EVENTS) addEventListener(type, this.#onEvent);
     if (self.BroadcastChannel && navigator.locks) {
       this.#channel = new BroadcastChannel(this.#name);
       this.#channel.onmessage = (e: MessageEvent<Note>) => this.#onNote(e.data);
       this.#post('hello');
     }
-    this.#onVisibility();
+    this.#onEvent();
   }
 
   disconnect(): void {
     if (!this.#refs || --this.#refs) return;
-    document.removeEventListener('visibilitychange', this.#onVisibility);
-    for (const type of WINDOW_EVENTS) removeEventListener(type, this.#onWindow);
+    document.removeEventListener('visibilitychange', this.#onEvent);
+    for (const type of WINDOW_EVENTS) removeEventListener(type, this.#onEvent);
     this.#resign();
     this.#channel?.close();
     this.#channel = undefined;
@@ -203,22 +200,21 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel);
   }
 
-  #onVisibility = () => {
-    if (!this.#refs) return;
-    if (this.#hidden) {
+  /**
+   * Page visibility and the window's focus, online and offline events (and a check at connect):
+   * offline or hidden stops polling (a hidden tab also leaves leadership); visible, the tab campaigns
+   * for leadership and wakes up (at once when back online).
+   */
+  #onEvent = (e?: Event) => {
+    const type = e?.type;
+    if (type === 'offline' || this.#hidden) {
       clearTimeout(this.#timer);
-      this.#resign();
+      if (type === 'offline') this.#set({ status: 'offline' });
+      else this.#resign();
     } else {
       this.#campaign();
-      this.#wake();
+      this.#wake(type === 'online');
     }
-  };
-
-  #onWindow = (e: Event) => {
-    if (e.type === 'offline') {
-      clearTimeout(this.#timer);
-      this.#set({ status: 'offline' });
-    } else this.#wake(e.type === 'online');
   };
 
   /** Visible tabs queue for the lock; the holder polls. */
@@ -227,19 +223,17 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const { signal } = (this.#lockAbort = new AbortController());
     navigator.locks
       .request(this.#name, { signal }, () => {
-        this.#lockAbort = undefined;
-        if (!this.#refs || this.#hidden) return;
+        if (!this.#refs || this.#hidden) return void (this.#lockAbort = undefined);
         this.#leader = true;
         void this.#poll();
-        return new Promise<void>((release) => (this.#unlock = release));
+        return new Promise((release) => (signal.onabort = release));
       })
       .catch(() => {});
   }
 
   #resign() {
     this.#lockAbort?.abort();
-    this.#unlock?.();
-    this.#lockAbort = this.#unlock = undefined;
+    this.#lockAbort = undefined;
     this.#leader = false;
   }
 
