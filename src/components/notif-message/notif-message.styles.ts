@@ -30,24 +30,24 @@ export default [
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
     .aside { display: grid; justify-items: end; align-items: start; }
-    .aside > * { grid-area: 1 / 1; }
-    .base:hover .time, .base:focus-within .time { visibility: hidden; }
+    .aside > * { grid-area: 1/1; }
+    .base:is(:hover, :focus-within) .time { visibility: hidden; }
     .time, .result { color: var(--_muted); font-size: var(--_font-size-small); white-space: nowrap; }
-    .actions, .controls { display: flex; gap: .5rem; z-index: 1; }
-    .actions { flex-wrap: wrap; margin-block-start: .5rem; }
+    .actions, .controls { display: flex; z-index: 1; }
+    .actions { flex-wrap: wrap; gap: .5rem; margin-block-start: .5rem; }
     .action {
       max-inline-size: 100%; padding: .3125rem .75rem; border: 1px solid var(--_border); border-radius: var(--_radius-small);
       background: var(--_surface-raised); color: var(--_text); font-size: var(--_font-size-small); font-weight: 500;
       overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
     }
     .action:hover { background: var(--_surface-hover); }
-    .primary { background: var(--_accent); border-color: var(--_accent); color: var(--_on-accent); }
-    .primary:hover { background: var(--_accent-hover); border-color: var(--_accent-hover); }
+    .primary { background: var(--_accent); border-color: #0000; color: var(--_on-accent); }
+    .primary:hover { background: var(--_accent-hover); }
     .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; white-space: normal; overflow-wrap: anywhere; }
-    .controls { gap: 0; margin-block: -.25rem; opacity: 0; }
+    .controls { margin-block: -.25rem; opacity: 0; }
     .control { padding: .25rem; }
     [part='delete-button']:hover { color: var(--_danger); }
-    .base:hover .controls, .base:focus-within .controls { opacity: 1; }
+    .base:is(:hover, :focus-within) .controls { opacity: 1; }
     @media (hover: none) {
       .aside { display: flex; }
       .controls { opacity: 1; }
