@@ -146,7 +146,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (this.state.status === status) this.#set({ status: 'idle' });
   }
 
-  #fail(error: Error, action: string, patch?: Partial<InboxState>, messageId?: string) {
+  #fail(error: Error, action: string, patch?: Partial<InboxState> | false, messageId?: string) {
     this.#set({ ...patch, error });
     this.dispatchEvent(new CustomEvent<InboxErrorDetail>('error', { detail: { error, action, messageId } }));
   }
@@ -488,7 +488,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       // No single-message mark-as on this server: the elements hide the read toggle.
       const unsupported = !all && action.startsWith('mark') && (e as NotifApiError).status === 404;
       this.#post('stale');
-      this.#fail(e as Error, action, unsupported ? { markAsSupported: false } : {}, messageId);
+      this.#fail(e as Error, action, unsupported && { markAsSupported: false }, messageId);
     } finally {
       if (!--this.#busy) {
         if (this.#dirtyCount && this.#polls) void this.#poll();
@@ -517,9 +517,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return this.#markAll('seen', 'markAllSeen');
   }
 
-  #markOne(messageId: string, read: boolean) {
-    if (!this.state.markAsSupported) return Promise.resolve();
-    return this.#mutate(
+  async #markOne(messageId: string, read: boolean) {
+    if (this.state.markAsSupported)
+      return this.#mutate(
       read ? 'markRead' : 'markUnread',
       messageId,
       (m) => ({ ...m, read, seen: m.seen || read }),
