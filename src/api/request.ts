@@ -47,9 +47,8 @@ export class NotifApiError extends Error {
   }
 }
 
-/** A random UUID; falls back to getRandomValues where randomUUID is missing (non-secure contexts). */
-export const newIdempotencyKey = (): string =>
-  crypto.randomUUID?.() ?? Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => (b + 256).toString(16).slice(1)).join('');
+/** A random UUID; where randomUUID is missing (non-secure contexts), 128 random bits from getRandomValues. */
+export const newIdempotencyKey = (): string => crypto.randomUUID?.() ?? crypto.getRandomValues(new Uint32Array(4)).join('-');
 
 /** Base64 of the UTF-8 JSON of `value` (the feed's `payload` filter). */
 export const encodePayload = (value: unknown): string => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(value))));
