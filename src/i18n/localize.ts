@@ -21,23 +21,20 @@ export const translationFor = (locale: string): Translation => {
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
   el.locale || el.closest('[lang]')?.getAttribute('lang') || document.documentElement.lang || navigator.language || 'en';
 
-const formats = new Map<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl.DateTimeFormat>();
+const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl.DateTimeFormat> = {};
 
 /** One formatter per kind and locale; an invalid locale tag falls back to English rather than break rendering. */
 const intl = (Format: new (locale: string, options?: object) => object, locale: string, options?: object) => {
   const key = Format.name + locale;
-  let f = formats.get(key);
-  if (!f) {
-    try {
-      f = new Format(locale, options) as never;
-    } catch {
-      f = new Format('en', options) as never;
-    }
-    formats.set(key, f!);
+  try {
+    formats[key] ??= new Format(locale, options) as never;
+  } catch {
+    formats[key] = new Format('en', options) as never;
   }
-  return f!;
+  return formats[key]!;
 };
 
+/** The largest unit reached: its name and size in seconds (45 s already make a minute). */
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 31_536_000],
   ['month', 2_592_000],
@@ -45,16 +42,15 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['day', 86_400],
   ['hour', 3600],
   ['minute', 60],
+  ['minute', 45],
 ];
 
 /** "now", "5 min. ago", "yesterday", "3 wk. ago": the largest whole unit, through Intl.RelativeTimeFormat. */
 export function relativeTime(date: Date, now: number, locale: string): string {
-  const rtf = intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' });
   const seconds = Math.round((date.getTime() - now) / 1000);
-  const abs = Math.abs(seconds);
-  if (abs < 45) return rtf.format(0, 'second');
-  const [unit, size] = UNITS.find(([, size]) => abs >= size) ?? UNITS[5]!;
-  return rtf.format(Math.trunc(seconds / size) || Math.sign(seconds), unit);
+  // Under 45 s: 0 seconds, which reads "now".
+  const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) ?? ['second', Infinity];
+  return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format(Math.trunc(seconds / size), unit);
 }
 
 export const formatNumber = (n: number, locale: string): string => intl(Intl.NumberFormat, locale).format(n);
