@@ -122,63 +122,58 @@ export class NotifMessage extends NotifElement {
     const tab = this.active ? 0 : -1;
     const src = safeImageSrc(m.avatar);
     const initialsOf = (title || m.templateIdentifier || '').slice(0, 200);
-    const link = html`${m.read ? nothing : html`<span class="sr-only">${t.unread}: </span>`}<span part="subject" class="subject"
+    // The dot sits in the link but is placed on the row (the nearest positioned box).
+    const link = html`${m.read
+      ? nothing
+      : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`}<span
+        part="subject"
+        class="subject"
         >${title || t.openNotification}</span
       >`;
-    return html`
-      <div part="row" class="base ${m.read ? 'read' : 'unread'}">
-        ${m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span>`}
-        ${src && this.#failed !== m.avatar
-          ? html`<img
-              part="avatar"
-              class="avatar"
-              src=${src}
-              alt=""
-              loading="lazy"
-              referrerpolicy="no-referrer"
-              @error=${() => {
-                this.#failed = m.avatar;
-                this.requestUpdate();
-              }}
-            />`
-          : html`<span part="avatar" class="avatar tone${initialsOf.length % 3}" aria-hidden="true">${initials(initialsOf)}</span>`}
-        <div part="content" class="content">
-          ${url
-            ? html`<a
-                part="link"
-                class="link"
-                href=${url}
-                target=${this.#blank ? '_blank' : nothing}
-                rel=${this.#blank ? 'noopener noreferrer' : nothing}
-                tabindex=${tab}
-                @click=${this.#onActivate}
-                @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
-                >${link}</a
-              >`
-            : html`<button part="link" class="link" type="button" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}
-          ${subject && body ? html`<p part="body" class="body">${body}</p>` : nothing} ${this.#renderActions(m, t, tab)}
-        </div>
-        <div class="aside">
-          ${this.store
-            ? html`<span class="controls">
-                ${this.markAsSupported ? this.#control('read-button', m.read ? t.markUnread : t.markRead, m.read ? dotIcon : checkIcon, tab, () => this.#setRead(!m.read)) : nothing}
-                ${this.#control('delete-button', t.delete, closeIcon, tab, () => this.store!.remove(m._id).catch(() => {}))}
-              </span>`
-            : nothing}
-          ${isNaN(+created)
-            ? nothing
-            : html`<time part="time" class="time" datetime=${created.toISOString()}
-                >${relativeTime(created, Date.now(), locale)}</time
-              >`}
-        </div>
-      </div>
-    `;
+    return html`<div part="row" class="base ${m.read ? 'read' : 'unread'}">${src && this.#failed !== m.avatar
+        ? html`<img
+            part="avatar"
+            class="avatar"
+            src=${src}
+            alt=""
+            loading="lazy"
+            referrerpolicy="no-referrer"
+            @error=${() => {
+              this.#failed = m.avatar;
+              this.requestUpdate();
+            }}
+          />`
+        : html`<span part="avatar" class="avatar tone${initialsOf.length % 3}" aria-hidden="true">${initials(initialsOf)}</span>`}<div
+        part="content"
+        class="content"
+      >${url
+          ? html`<a
+              part="link"
+              class="link"
+              href=${url}
+              target=${this.#blank ? '_blank' : nothing}
+              rel=${this.#blank ? 'noopener noreferrer' : nothing}
+              tabindex=${tab}
+              @click=${this.#onActivate}
+              @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
+              >${link}</a
+            >`
+          : html`<button part="link" class="link" type="button" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}${subject && body
+          ? html`<p part="body" class="body">${body}</p>`
+          : nothing}${this.#renderActions(m, t, tab)}</div
+      ><div class="aside">${this.store
+          ? html`<span class="controls"
+              >${this.markAsSupported
+                ? this.#control('read-button', m.read ? t.markUnread : t.markRead, m.read ? dotIcon : checkIcon, tab, () => this.#setRead(!m.read))
+                : nothing}${this.#control('delete-button', t.delete, closeIcon, tab, () => this.store!.remove(m._id).catch(() => {}))}</span
+            >`
+          : nothing}${isNaN(+created)
+          ? nothing
+          : html`<time part="time" datetime=${created.toISOString()}>${relativeTime(created, Date.now(), locale)}</time>`}</div></div>`;
   }
 
   #control(part: string, label: string, icon: unknown, tab: number, click: () => void) {
-    return html`<button part=${part} class="ghost control" type="button" aria-label=${label} title=${label} tabindex=${tab} @click=${click}>
-      ${icon}
-    </button>`;
+    return html`<button part=${part} class="ghost control" type="button" aria-label=${label} title=${label} tabindex=${tab} @click=${click}>${icon}</button>`;
   }
 
   #renderActions(m: Message, t: Translation, tab: number) {
@@ -189,9 +184,7 @@ export class NotifMessage extends NotifElement {
     if (!buttons.length) return nothing;
     if (action?.status === 'done') {
       const chosen = buttons.find((b) => b.type === action.result?.type);
-      return html`<p part="action-result" class="result" role="status">
-        ${checkIcon}<span>${clip(chosen?.resultContent) || t.done}</span>
-      </p>`;
+      return html`<p part="action-result" class="result" role="status">${checkIcon}<span>${clip(chosen?.resultContent) || t.done}</span></p>`;
     }
     return html`<div part="actions" class="actions">
       ${buttons.slice(0, 4).map((b) => {

@@ -31,8 +31,8 @@ export default [
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
     .aside { display: grid; justify-items: end; align-items: start; }
     .aside > * { grid-area: 1/1; }
-    .base:is(:hover, :focus-within) .time { visibility: hidden; }
-    .time, .result { color: var(--_muted); font-size: var(--_font-size-small); white-space: nowrap; }
+    .base:is(:hover, :focus-within) time { visibility: hidden; }
+    time, .result { color: var(--_muted); font-size: var(--_font-size-small); white-space: nowrap; }
     .actions, .controls { display: flex; z-index: 1; }
     .actions { flex-wrap: wrap; gap: .5rem; margin-block-start: .5rem; }
     .action {
