@@ -167,9 +167,9 @@ export class NotifFeed extends InboxElement {
     const t = translationFor(localeOf(this));
     const tab = state?.tab ?? 'all';
     return html`
-      <section part="base" class="base" aria-labelledby="title">
-        <header part="header" class="header">
-          <slot name="header"><h2 part="title" class="title" id="title">${t.notifications}</h2></slot>
+      <section part="base" aria-labelledby="title">
+        <header part="header">
+          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
           <button part="mark-all-button" class="ghost" type="button" ?disabled=${!state?.messages.some((m) => !m.read)} @click=${this.#markAllRead}>
             ${checkAllIcon}${t.markAllRead}
           </button>
@@ -191,7 +191,7 @@ export class NotifFeed extends InboxElement {
             </button>`,
           )}
         </div>
-        <div part="panel" class="body" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>
+        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>
           ${this.#renderBody(state, t)}
           <div class="sentinel" aria-hidden="true"></div>
           ${state?.loadingMore ? html`<div part="loading-more" class="more"><span class="spinner"></span>${t.loadingMore}</div>` : nothing}
@@ -210,8 +210,8 @@ export class NotifFeed extends InboxElement {
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert">
         ${alertIcon}
-        <p class="state-title">${t.errorTitle}</p>
-        <p class="state-hint">${this.configured ? state!.error?.message || t.errorHint : t.notConfigured}</p>
+        <p>${t.errorTitle}</p>
+        <p>${this.configured ? state!.error?.message || t.errorHint : t.notConfigured}</p>
         ${this.configured ? retry : nothing}
       </div>`;
     }
@@ -233,17 +233,17 @@ export class NotifFeed extends InboxElement {
       return html`${banner}<div part="empty" class="state">
           <slot name="empty">
             ${inboxIcon}
-            <p class="state-title">${unread ? t.emptyUnread : t.emptyAll}</p>
-            <p class="state-hint">${unread ? t.emptyUnreadHint : t.emptyAllHint}</p>
+            <p>${unread ? t.emptyUnread : t.emptyAll}</p>
+            <p>${unread ? t.emptyUnreadHint : t.emptyAllHint}</p>
           </slot>
         </div>`;
     }
     const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
     return html`${banner}
-      <ul part="list" class="list" role="list" @keydown=${this.#onKey} @focusin=${this.#onListFocus}>
+      <ul part="list" role="list" @keydown=${this.#onKey} @focusin=${this.#onListFocus}>
         ${messages.map(
           (m) =>
-            html`<li part="item" class="item">
+            html`<li part="item">
               <notif-message
                 part="message"
                 exportparts=${MESSAGE_PARTS}
