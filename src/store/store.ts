@@ -302,7 +302,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    * The unseen count, one request at a time: applied here, told to the other tabs, and the next poll
    * scheduled (unless the answer came too late to use).
    */
-  #fetchCount(refetch = true): Promise<void> {
+  #fetchCount(quiet?: boolean): Promise<void> {
     return (this.#counting ??= (async () => {
       const ctrl = (this.#countCtrl = new AbortController());
       try {
@@ -311,7 +311,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         this.#schedule();
         if (ctrl !== this.#countCtrl) return;
         if (this.#busy) return void (this.#dirtyCount = true);
-        this.#countChanged(count, refetch);
+        this.#countChanged(count, quiet);
         this.#post(count);
       } finally {
         this.#counting = undefined;
@@ -319,14 +319,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     })());
   }
 
-  #countChanged(count: number, refetch = true) {
+  /** A new unseen count; `quiet` when the caller fetches the first page itself (refresh). */
+  #countChanged(count: number, quiet?: boolean) {
     this.#idle('offline');
     if (count === this.state.unseenCount && this.counted) return;
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
     this.#stale ||= this.counted;
     this.counted = true;
     this.#set({ unseenCount: count });
-    if (refetch && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
+    if (!quiet && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }
 
   /** One page of the current tab. */
@@ -344,10 +345,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /** Refetches the first page; resolves when the latest such request is answered. */
   #fetchFirst(): Promise<void> {
-    const p: Promise<void> = this.#loadFirst().finally(() => {
-      if (this.#first === p) this.#first = undefined;
-    });
-    return (this.#first = p);
+    return (this.#first = this.#loadFirst());
   }
 
   /** Loads the first page and merges it over what is loaded (older pages are kept). */
@@ -360,18 +358,19 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       res = await this.#page(0, ctrl.signal);
     } catch (e) {
       if (ctrl !== this.#feedCtrl) return this.#first;
+      this.#first = undefined; // the latest request is answered
       if (aborted(e)) return;
       const { status, loaded } = this.state;
       return this.#fail(e as Error, 'fetch', { status: !(e as NotifApiError).status ? 'offline' : loaded ? status : 'error' });
     }
     if (ctrl !== this.#feedCtrl) return this.#first;
+    this.#first = undefined;
     if (this.#busy) return void (this.#dirtyFeed = true);
     const page = res.data ?? [];
     const last = page.at(-1);
-    const ids = new Set(page.map((m) => m._id));
     const old = this.state.messages;
     // Keep older loaded pages only when the new page joins them (no gap in between).
-    const joins = res.hasMore && last && old.some((m) => ids.has(m._id));
+    const joins = res.hasMore && last && old.some((m) => page.some((p) => p._id === m._id));
     if (!joins) this.#abortMore();
     this.#stale = false;
     this.#fetchedAt = Date.now();
@@ -404,7 +403,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#halted = false;
     this.#failures = 0;
     await Promise.all([
-      this.#fetchCount(false).catch((e) => aborted(e) || this.#fail(e, 'fetch')),
+      this.#fetchCount(true).catch((e) => aborted(e) || this.#fail(e, 'fetch')),
       this.#fetchFirst(),
     ]);
   }
@@ -415,7 +414,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (!s.hasMore || s.loadingMore) return;
     const ctrl = (this.#moreCtrl = new AbortController());
     // Page by what is loaded of this tab's list; overlap from new messages is deduplicated.
-    const loaded = s.tab === 'unread' ? s.messages.filter((m) => !m.read).length : s.messages.length;
+    const loaded = s.messages.filter((m) => s.tab !== 'unread' || !m.read).length;
     this.#set({ loadingMore: true });
     try {
       const res = await this.#page(Math.floor(loaded / this.#pageSize), ctrl.signal);
