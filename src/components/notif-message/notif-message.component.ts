@@ -89,6 +89,7 @@ export class NotifMessage extends NotifElement {
     return safeHref(this.message?.cta?.data?.url);
   }
 
+  /** Whether the link opens a new tab (then with rel="noreferrer", which implies noopener). */
   get #blank(): boolean {
     return (this.message?.cta?.data as { target?: unknown } | undefined)?.target === '_blank';
   }
@@ -152,7 +153,7 @@ export class NotifMessage extends NotifElement {
               class="link"
               href=${url}
               target=${this.#blank ? '_blank' : nothing}
-              rel=${this.#blank ? 'noopener noreferrer' : nothing}
+              rel=${this.#blank ? 'noreferrer' : nothing}
               tabindex=${tab}
               @click=${this.#onActivate}
               @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
@@ -178,22 +179,16 @@ export class NotifMessage extends NotifElement {
 
   #renderActions(m: Message, t: Translation, tab: number) {
     const action = m.cta?.action;
-    const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter(
-      (b): b is CtaButton => typeof b?.content === 'string' && !!b.content.trim(),
-    );
+    const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((b) => clip(b?.content).trim()) as CtaButton[];
     if (!buttons.length) return nothing;
     if (action?.status === 'done') {
       const chosen = buttons.find((b) => b.type === action.result?.type);
       return html`<p part="action-result" class="result" role="status">${checkIcon}<span>${clip(chosen?.resultContent) || t.done}</span></p>`;
     }
-    return html`<div part="actions" class="actions">
-      ${buttons.slice(0, 4).map((b) => {
-        const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
-        return html`<button part="button button-${type}" class="action ${type}" type="button" tabindex=${tab} @click=${() => this.#onAction(type)}>
-          ${b.content.slice(0, 200)}
-        </button>`;
-      })}
-    </div>`;
+    return html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
+      const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
+      return html`<button part="button button-${type}" class="action ${type}" type="button" tabindex=${tab} @click=${() => this.#onAction(type)}>${b.content.slice(0, 200)}</button>`;
+    })}</div>`;
   }
 
   #onActivate = async (e: MouseEvent) => {
