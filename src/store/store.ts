@@ -161,7 +161,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     for (const type of WINDOW_EVENTS) addEventListener(type, this.#onEvent);
     if (self.BroadcastChannel && navigator.locks) {
       this.#channel = new BroadcastChannel(this.#name);
-      this.#channel.onmessage = (e: MessageEvent<Note>) => this.#onNote(e.data);
+      this.#channel.onmessage = ({ data }: MessageEvent<Note>) => {
+        if (data === 'hello') {
+          if (this.#leader && this.counted) this.#post(this.state.unseenCount);
+        } else if (typeof data == 'number') this.#countChanged(data);
+        else if (data === 'stale') {
+          this.#stale = true;
+          if (this.#openFeeds) void this.#fetchFirst();
+        } else this.#sync(data);
+      };
       this.#post('hello');
     }
     this.#onEvent();
@@ -212,24 +220,21 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (type === 'offline') this.#set({ status: 'offline' });
       else this.#resign();
     } else {
-      this.#campaign();
+      // Visible tabs queue for the lock; the holder polls.
+      if (this.#channel && !this.#leader && !this.#lockAbort) {
+        const { signal } = (this.#lockAbort = new AbortController());
+        navigator.locks
+          .request(this.#name, { signal }, () => {
+            if (!this.#refs || this.#hidden) return void (this.#lockAbort = undefined);
+            this.#leader = true;
+            void this.#poll();
+            return new Promise((release) => (signal.onabort = release));
+          })
+          .catch(() => {});
+      }
       this.#wake(type === 'online');
     }
   };
-
-  /** Visible tabs queue for the lock; the holder polls. */
-  #campaign() {
-    if (!this.#channel || this.#leader || this.#lockAbort) return;
-    const { signal } = (this.#lockAbort = new AbortController());
-    navigator.locks
-      .request(this.#name, { signal }, () => {
-        if (!this.#refs || this.#hidden) return void (this.#lockAbort = undefined);
-        this.#leader = true;
-        void this.#poll();
-        return new Promise((release) => (signal.onabort = release));
-      })
-      .catch(() => {});
-  }
 
   #resign() {
     this.#lockAbort?.abort();
@@ -241,15 +246,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#channel?.postMessage(note);
   }
 
-  #onNote(note: Note) {
-    if (note === 'hello') {
-      if (this.#leader && this.counted) this.#post(this.state.unseenCount);
-    } else if (typeof note == 'number') this.#countChanged(note);
-    else if (note === 'stale') {
-      this.#stale = true;
-      if (this.#openFeeds) void this.#fetchFirst();
-    } else this.#sync(note);
-  }
 
   /** Applies a change of messages and count. */
   #sync({ upsert = [], remove = [], all, count }: Sync) {
