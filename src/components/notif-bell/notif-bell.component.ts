@@ -71,40 +71,38 @@ export class NotifBell extends InboxElement {
   }
 
   /** Opens the popover (marks everything seen unless `no-auto-seen`). */
-  async show(): Promise<void> {
-    if (this.open) return;
-    this.open = true;
-    await this.updateComplete;
-    const popover = this.#popover;
-    popover.showPopover();
-    this.#listen(true);
-    // The <notif-feed> now inside tells the store it is open (feedOpened) as it connects.
-    const store = this.inbox;
-    if (store && !this.noAutoSeen && store.state.unseenCount > 0) {
-      store.markAllSeen().catch(() => {});
-      emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
-    }
-    popover.focus({ preventScroll: true });
+  show(): Promise<void> {
+    return this.#show(true);
   }
 
   /** Closes the popover; focus returns to the bell when it was inside. */
-  async hide(returnFocus = true): Promise<void> {
-    if (!this.open) return;
-    // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
-    const focusInside = !!this.shadowRoot!.activeElement;
-    this.#listen(false);
-    this.#popover.hidePopover();
-    this.open = false;
-    await this.updateComplete;
-    if (returnFocus && focusInside) this.renderRoot.querySelector<HTMLElement>('button')!.focus();
+  hide(returnFocus = true): Promise<void> {
+    return this.#show(false, !returnFocus);
   }
 
   toggle(): Promise<void> {
-    return this.open ? this.hide() : this.show();
+    return this.#show(!this.open);
   }
 
-  get #popover(): HTMLElement {
-    return this.renderRoot.querySelector('#popover')!;
+  async #show(open: boolean, keepFocus?: boolean) {
+    if (open == this.open) return;
+    // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
+    const focusInside = !!this.shadowRoot!.activeElement;
+    this.open = open;
+    this.#listen(open);
+    await this.updateComplete;
+    const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
+    // The state as it is now: a later call may have changed it meanwhile.
+    popover.togglePopover(this.open);
+    if (open) {
+      // The <notif-feed> now inside tells the store it is open (feedOpened) as it connects.
+      const store = this.inbox;
+      if (store && !this.noAutoSeen && store.state.unseenCount > 0) {
+        store.markAllSeen().catch(() => {});
+        emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
+      }
+      popover.focus({ preventScroll: true });
+    } else if (!keepFocus && focusInside) this.renderRoot.querySelector('button')!.focus();
   }
 
   #listen(on: boolean) {
@@ -129,10 +127,11 @@ export class NotifBell extends InboxElement {
       e.preventDefault();
       void this.hide();
     } else if (e.key === 'Tab') {
-      const popover = this.#popover;
+      const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
       const stops = tabbables(popover);
-      let active = document.activeElement;
-      while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+      // The focused element, through shadow roots (this bell's own when focus is elsewhere).
+      let active: Element = this;
+      while (active.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
       const edge = e.shiftKey ? (active === popover ? active : stops[0]) : stops.at(-1);
       if (!stops.length || active === edge) {
         e.preventDefault();
