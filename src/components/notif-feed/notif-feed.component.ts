@@ -170,7 +170,10 @@ export class NotifFeed extends InboxElement {
       <section part="base" aria-labelledby="title">
         <header part="header">
           <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
-          <button part="mark-all-button" class="ghost" type="button" ?disabled=${!state?.messages.some((m) => !m.read)} @click=${this.#markAllRead}>
+          <button part="mark-all-button" class="ghost" ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
+            this.inbox?.markAllRead().catch(() => {});
+            emit(this, 'notif-read-change', { messageIds: 'all', read: true });
+          }}>
             ${checkAllIcon}${t.markAllRead}
           </button>
         </header>
@@ -181,7 +184,7 @@ export class NotifFeed extends InboxElement {
               class="tab"
               role="tab"
               id="tab-${id}"
-              type="button"
+             
               aria-selected=${id === tab}
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
@@ -205,7 +208,7 @@ export class NotifFeed extends InboxElement {
     const status = state?.status;
     const error = status === 'error';
     const failed = error || status === 'offline';
-    const retry = html`<button part="retry-button" class="retry" type="button" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
+    const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
     // The error state: not configured, the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert">
@@ -240,7 +243,10 @@ export class NotifFeed extends InboxElement {
     }
     const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
     return html`${banner}
-      <ul part="list" role="list" @keydown=${this.#onKey} @focusin=${this.#onListFocus}>
+      <ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
+        this.#activeId = (e.target as NotifMessage).message?._id;
+        this.requestUpdate();
+      }}>
         ${messages.map(
           (m) =>
             html`<li part="item">
@@ -276,13 +282,4 @@ export class NotifFeed extends InboxElement {
     if (tabs) next.click();
   }
 
-  #onListFocus = (e: FocusEvent) => {
-    this.#activeId = (e.target as NotifMessage).message?._id;
-    this.requestUpdate();
-  };
-
-  #markAllRead = () => {
-    this.inbox?.markAllRead().catch(() => {});
-    emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-  };
 }
