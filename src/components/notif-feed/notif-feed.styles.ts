@@ -13,31 +13,32 @@ export default [
     :host([embedded]) section { border: 0; border-radius: 0; }
     header {
       display: flex; align-items: center; justify-content: space-between; gap: var(--_space);
-      padding: var(--_space) 0 .25rem; padding-inline: var(--_space) calc(var(--_space) * .625);
+      padding: var(--_space) 0 .25rem; padding-inline: var(--_space) calc(var(--_space)*.625);
     }
-    h2 { margin: 0; font-size: 1rem; font-weight: 600; }
-    .tabs { display: flex; gap: .25rem; padding-inline: calc(var(--_space) * .625); border-block-end: 1px solid var(--_border); }
+    h2, ul, p { margin: 0; }
+    h2 { font-size: 1rem; font-weight: 600; }
+    .tabs { display: flex; gap: .25rem; padding-inline: calc(var(--_space)*.625); border-block-end: 1px solid var(--_border); }
     .tab { padding: .625rem .5rem; border: 0; border-block-end: 2px solid transparent; background: none; color: var(--_muted); font-weight: 500; }
     .tab:hover, [aria-selected='true'] { color: var(--_text); }
     [aria-selected='true'] { border-color: var(--_accent); }
     .tab:focus-visible { outline-offset: -2px; }
     #panel { min-block-size: 12rem; }
     :host([embedded]) #panel { flex: 1; min-block-size: 0; overflow-y: auto; overscroll-behavior: contain; }
-    ul { list-style: none; margin: 0; padding: 0; }
-    li + li, .skeleton + .skeleton, .more { border-block-start: 1px solid var(--_border); }
+    ul { list-style: none; padding: 0; }
+    li+li, .skeleton+.skeleton, .more { border-block-start: 1px solid var(--_border); }
     .sentinel { block-size: 1px; }
     .state, .banner, .more { display: flex; align-items: center; gap: .5rem; padding: .5rem var(--_space); color: var(--_muted); }
     .state { flex-direction: column; padding: 3rem 1.5rem; text-align: center; }
     .state .icon { inline-size: 2rem; block-size: 2rem; }
-    p { margin: 0; max-inline-size: 32ch; overflow-wrap: anywhere; }
+    p { max-inline-size: 32ch; overflow-wrap: anywhere; }
     p:first-of-type { color: var(--_text); font-weight: 600; }
-    p + p, .banner, .more { font-size: var(--_font-size-small); }
+    p+p, .banner, .more { font-size: var(--_font-size-small); }
     .retry { padding: .4375rem .875rem; border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
     .retry:hover { background: var(--_surface-hover); }
     .banner { border-block-end: 1px solid var(--_border); background: var(--_surface-hover); }
     .banner .retry { margin-inline-start: auto; padding: .1875rem .5rem; font-size: inherit; }
     .more { justify-content: center; }
-    .skeleton { display: grid; grid: auto auto / 2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
+    .skeleton { display: grid; grid: auto auto/2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
     .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
     .bone:first-child { grid-row: span 2; block-size: 2.25rem; border-radius: 50%; }
     .bone:last-child { inline-size: 55%; }
