@@ -42,7 +42,7 @@ const WINDOW_EVENTS = ['focus', 'online', 'offline'];
 /** A short stable hash, so channel and lock names carry no secret. */
 export const hash = (s: string): string => {
   let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  for (const c of s) h = Math.imul(h ^ c.codePointAt(0)!, 0x01000193);
   return (h >>> 0).toString(36);
 };
 
@@ -232,7 +232,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           })
           .catch(() => {});
       }
-      this.#wake(type === 'online');
+      // Wake up: the count (when this tab polls) and the first page (when a feed is open), at most
+      // once a second but at once when back online.
+      const now = Date.now();
+      if (type !== 'online' && now - this.#lastWake! < 1000) return;
+      this.#lastWake = now;
+      this.#idle('offline');
+      if (this.#polls) void this.#poll();
+      if (this.#openFeeds) void this.#fetchFirst();
     }
   };
 
@@ -261,16 +268,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   // ---- freshness ----
-
-  /** Now: the count (when this tab polls) and the first page (when a feed is open). */
-  #wake(force = false) {
-    const now = Date.now();
-    if (!this.#refs || this.#hidden || (!force && now - this.#lastWake! < 1000)) return;
-    this.#lastWake = now;
-    this.#idle('offline');
-    if (this.#polls) void this.#poll();
-    if (this.#openFeeds) void this.#fetchFirst();
-  }
 
   #schedule(delay = this.#interval) {
     clearTimeout(this.#timer);
@@ -385,7 +382,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   feedClosed(): void {
-    this.#openFeeds = Math.max(0, this.#openFeeds - 1);
+    if (this.#openFeeds) this.#openFeeds--;
   }
 
   setTab(tab: InboxTab): void {
