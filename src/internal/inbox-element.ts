@@ -69,6 +69,8 @@ export class InboxElement extends NotifElement {
   #count = 0;
   #pending = 0;
   #timer?: ReturnType<typeof setTimeout>;
+  /** What the live region says. */
+  #said = '';
 
   override connectedCallback() {
     super.connectedCallback();
@@ -101,16 +103,16 @@ export class InboxElement extends NotifElement {
   /** Announces what is pending, then keeps quiet for ANNOUNCE_INTERVAL (and clears the region after). */
   #flush = () => {
     const n = this.#pending;
-    const live = this.renderRoot.querySelector('#live');
     const locale = localeOf(this);
     this.#pending = 0;
     this.#timer = n ? setTimeout(this.#flush, ANNOUNCE_INTERVAL) : undefined;
-    if (live) live.textContent = n ? translationFor(locale).newNotifications(n, formatNumber(n, locale)) : '';
+    this.#said = n ? translationFor(locale).newNotifications(n, formatNumber(n, locale)) : '';
+    this.requestUpdate();
   };
 
   /** The polite live region, in the outermost element only. */
   protected liveRegion() {
-    return this.#outer ? html`<div id="live" class="sr-only" role="status"></div>` : nothing;
+    return this.#outer ? html`<div id="live" class="sr-only" role="status">${this.#said}</div>` : nothing;
   }
 
   /** The configuration from this element's attributes, or null when base-url or subscriber-id is missing. */
