@@ -159,7 +159,7 @@ export class NotifMessage extends NotifElement {
               @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
               >${link}</a
             >`
-          : html`<button part="link" class="link" type="button" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}${subject && body
+          : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}${subject && body
           ? html`<p part="body" class="body">${body}</p>`
           : nothing}${this.#renderActions(m, t, tab)}</div
       ><div class="aside">${this.store
@@ -173,8 +173,9 @@ export class NotifMessage extends NotifElement {
           : html`<time part="time" datetime=${created.toISOString()}>${relativeTime(created, Date.now(), locale)}</time>`}</div></div>`;
   }
 
+  // The buttons need no type="button": there is no form in the shadow root for them to submit.
   #control(part: string, label: string, icon: unknown, tab: number, click: () => void) {
-    return html`<button part=${part} class="ghost control" type="button" aria-label=${label} title=${label} tabindex=${tab} @click=${click}>${icon}</button>`;
+    return html`<button part=${part} class="ghost control" aria-label=${label} title=${label} tabindex=${tab} @click=${click}>${icon}</button>`;
   }
 
   #renderActions(m: Message, t: Translation, tab: number) {
@@ -187,7 +188,7 @@ export class NotifMessage extends NotifElement {
     }
     return html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
       const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
-      return html`<button part="button button-${type}" class="action ${type}" type="button" tabindex=${tab} @click=${() => this.#onAction(type)}>${b.content.slice(0, 200)}</button>`;
+      return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => this.#onAction(type)}>${b.content.slice(0, 200)}</button>`;
     })}</div>`;
   }
 

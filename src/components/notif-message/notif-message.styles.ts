@@ -32,7 +32,8 @@ export default [
     .aside { display: grid; justify-items: end; align-items: start; }
     .aside > * { grid-area: 1/1; }
     .base:is(:hover, :focus-within) time { visibility: hidden; }
-    time, .result { color: var(--_muted); font-size: var(--_font-size-small); white-space: nowrap; }
+    time, .result { color: var(--_muted); font-size: var(--_font-size-small); }
+    time { white-space: nowrap; }
     .actions, .controls { display: flex; z-index: 1; }
     .actions { flex-wrap: wrap; gap: .5rem; margin-block-start: .5rem; }
     .action {
@@ -43,7 +44,7 @@ export default [
     .action:hover { background: var(--_surface-hover); }
     .primary { background: var(--_accent); border-color: #0000; color: var(--_on-accent); }
     .primary:hover { background: var(--_accent-hover); }
-    .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; white-space: normal; overflow-wrap: anywhere; }
+    .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; overflow-wrap: anywhere; }
     .controls { margin-block: -.25rem; opacity: 0; }
     .control { padding: .25rem; }
     [part='delete-button']:hover { color: var(--_danger); }
