@@ -43,7 +43,7 @@ const WINDOW_EVENTS = ['focus', 'online', 'offline'];
 export const hash = (s: string): string => {
   let h = 0x811c9dc5;
   for (const c of s) h = Math.imul(h ^ c.codePointAt(0)!, 0x01000193);
-  return (h >>> 0).toString(36);
+  return h.toString(36);
 };
 
 /** The key of a store: service, subscriber, feed, payload filter and authentication (not the fetch function). */
@@ -325,9 +325,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /** One page of the current tab. */
   #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
-    const { feedIdentifier, payload, subscriberId } = this.config;
+    const { feedIdentifier, payload } = this.config;
     const read = this.state.tab === 'unread' ? false : undefined;
-    return feed(this.#api, subscriberId, { page, limit: this.#pageSize, read, feedIdentifier, payload }, { signal });
+    return feed(this.#api, this.config.subscriberId, { page, limit: this.#pageSize, read, feedIdentifier, payload }, { signal });
   }
 
   #abortMore() {
@@ -360,15 +360,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#first = undefined;
     if (this.#busy) return void (this.#dirtyFeed = true);
     const page = res.data ?? [];
-    const last = page.at(-1);
     const old = this.state.messages;
     // Keep older loaded pages only when the new page joins them (no gap in between).
-    const joins = res.hasMore && last && old.some((m) => page.some((p) => p._id === m._id));
+    // (an empty page joins nothing)
+    const joins = res.hasMore && old.some((m) => page.some((p) => p._id === m._id));
     if (!joins) this.#abortMore();
     this.#stale = false;
     this.#fetchedAt = Date.now();
     this.#set({
-      messages: merge(joins ? old.filter((m) => newestFirst(m, last) > 0) : [], page),
+      messages: merge(joins ? old.filter((m) => newestFirst(m, page.at(-1)!) > 0) : [], page),
       hasMore: joins ? this.state.hasMore : !!res.hasMore,
       loaded: true,
       status: 'idle',
