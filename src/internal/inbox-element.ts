@@ -60,22 +60,22 @@ export class InboxElement extends NotifElement {
   declare store: InboxStoreApi | null | undefined;
 
   /** The store in use: `store`, or the page's store for the attributes. */
-  protected inbox: InboxStoreApi | null = null;
-  /** Not inside another notif-* element's shadow root: configures, announces and fires store events. */
-  #outer = true;
+  protected inbox?: InboxStoreApi | null;
+  /** Not inside another notif-* element's shadow root: configures, announces and fires store events (set on connection). */
+  #outer?: boolean;
   #unsubscribe?: () => void;
-  /** The unseen count last rendered; NaN until the server has answered it (and after a change of store). */
-  #heard = NaN;
-  #count = 0;
+  /** The unseen count last rendered; unset (NaN) until the server has answered it, and after a change of store. */
+  #heard?: number;
+  #count?: number;
   #pending = 0;
   #timer?: ReturnType<typeof setTimeout>;
   /** What the live region says. */
-  #said = '';
+  #said?: string;
 
   override connectedCallback() {
     super.connectedCallback();
-    const root = this.getRootNode();
-    this.#outer = !(root instanceof ShadowRoot && root.host.localName.startsWith('notif-'));
+    // A document has no host.
+    this.#outer = !(this.getRootNode() as ShadowRoot).host?.localName.startsWith('notif-');
     this.#sync();
   }
 
@@ -89,12 +89,11 @@ export class InboxElement extends NotifElement {
     // Counts new messages (rises of the unseen count) for the live region.
     const store = this.inbox;
     if (!store?.counted || !this.#outer) return;
-    let owner = announcers.get(store);
-    if (!owner?.isConnected) announcers.set(store, (owner = this));
-    if (owner !== this) return;
+    if (!announcers.get(store)?.isConnected) announcers.set(store, this);
+    if (announcers.get(store) !== this) return;
     const count = store.state.unseenCount;
-    if (count > this.#heard) {
-      this.#pending += count - this.#heard;
+    if (count > this.#heard!) {
+      this.#pending += count - this.#heard!;
       if (!this.#timer) this.#flush();
     }
     this.#heard = count;
