@@ -1,14 +1,11 @@
 // Icons (24x24, stroked in currentColor by the `.icon` rule of theme.styles.ts), decorative: the
-// controls carry the names.
-import { html, svg, type TemplateResult } from 'lit';
+// controls carry the names. Each is written out whole: the repeated <svg> costs less than a helper.
+import { html } from 'lit';
 
-const icon = (body: TemplateResult<2>, part = 'icon'): TemplateResult =>
-  html`<svg part=${part} class="icon" viewBox="0 0 24 24" aria-hidden="true">${body}</svg>`;
-
-export const bellIcon = icon(svg`<path d="M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9m4.3 13a1.94 1.94 0 0 0 3.4 0"/>`, 'bell-icon');
-export const checkIcon = icon(svg`<path d="M20 6 9 17l-5-5"/>`);
-export const checkAllIcon = icon(svg`<path d="M18 6 7 17l-5-5m20-2-7.5 7.5L13 16"/>`);
-export const dotIcon = icon(svg`<circle cx="12" cy="12" r="4"/>`);
-export const closeIcon = icon(svg`<path d="M18 6 6 18M6 6l12 12"/>`);
-export const inboxIcon = icon(svg`<path d="M22 12h-6l-2 3h-4l-2-3H2m3.45-6.89L2 12v6a2 2 0 0 0 2 2h16a2 2 0 0 0 2-2v-6l-3.45-6.89A2 2 0 0 0 16.76 4H7.24a2 2 0 0 0-1.79 1.11"/>`);
-export const alertIcon = icon(svg`<circle cx="12" cy="12" r="10"/><path d="M12 8v4m0 4h.01"/>`);
+export const bellIcon = html`<svg part="bell-icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9m4.3 13a1.94 1.94 0 0 0 3.4 0"/></svg>`;
+export const checkIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M20 6 9 17l-5-5"/></svg>`;
+export const checkAllIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M18 6 7 17l-5-5m20-2-7.5 7.5L13 16"/></svg>`;
+export const dotIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="4"/></svg>`;
+export const closeIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M18 6 6 18M6 6l12 12"/></svg>`;
+export const inboxIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M22 12h-6l-2 3h-4l-2-3H2m3.45-6.89L2 12v6a2 2 0 0 0 2 2h16a2 2 0 0 0 2-2v-6l-3.45-6.89A2 2 0 0 0 16.76 4H7.24a2 2 0 0 0-1.79 1.11"/></svg>`;
+export const alertIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="10"/><path d="M12 8v4m0 4h.01"/></svg>`;
