@@ -1,5 +1,5 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
-import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
+import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { localeOf, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
@@ -10,7 +10,6 @@ import styles from './notif-feed.styles.ts';
 
 NotifMessage.define('notif-message');
 
-const TABS: InboxTab[] = ['all', 'unread'];
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
 const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
 /** The feed's parts and its messages', as `<notif-bell>` exports them. */
@@ -96,21 +95,20 @@ export class NotifFeed extends InboxElement {
   override disconnectedCallback() {
     super.disconnectedCallback();
     this.#observer?.disconnect();
-    this.#observer = undefined;
     clearTimeout(this.#stallTimer);
   }
 
-  /** Watches the sentinel from the first update on (and again after a reconnection, which updates). */
+  /**
+   * Watches the sentinel from the first update on: observing it again is a no-op, unless the
+   * element was disconnected meanwhile (which stopped the observer).
+   */
   protected override updated() {
-    if (!this.#observer) {
-      this.#observer = new IntersectionObserver(
-        (entries) => {
-          if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
-        },
-        { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '0px 0px 400px 0px' },
-      );
-      this.#observer.observe(this.renderRoot.querySelector('.sentinel')!);
-    }
+    (this.#observer ??= new IntersectionObserver(
+      (entries) => {
+        if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
+      },
+      { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '0px 0px 400px 0px' },
+    )).observe(this.renderRoot.querySelector('.sentinel')!);
     if (this.#sentinelVisible) void this.#pump();
   }
 
@@ -178,7 +176,7 @@ export class NotifFeed extends InboxElement {
           </button>
         </header>
         <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>
-          ${TABS.map(
+          ${(['all', 'unread'] as const).map(
             (id, i) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
@@ -197,7 +195,7 @@ export class NotifFeed extends InboxElement {
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>
           ${this.#renderBody(state, t)}
           <div class="sentinel" aria-hidden="true"></div>
-          ${state?.loadingMore ? html`<div part="loading-more" class="more"><span class="spinner"></span>${t.loadingMore}</div>` : nothing}
+          ${state?.loadingMore ? html`<div part="loading-more" class="more"><span></span>${t.loadingMore}</div>` : nothing}
         </div>
         ${this.liveRegion()}
       </section>
@@ -272,10 +270,8 @@ export class NotifFeed extends InboxElement {
    */
   #onKey(e: KeyboardEvent, tabs?: boolean) {
     const items = [...this.renderRoot.querySelectorAll<HTMLElement>(tabs ? '[role=tab]' : 'notif-message')];
-    const n = items.length;
     const i = items.indexOf(e.target as HTMLElement);
-    const j = ({ [tabs ? 'ArrowLeft' : 'ArrowUp']: i - 1, [tabs ? 'ArrowRight' : 'ArrowDown']: i + 1, Home: 0, End: n - 1 } as Record<string, number>)[e.key]!;
-    const next = items[tabs ? (j + n) % n : j];
+    const next = items[((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!];
     if (!next || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
     e.preventDefault();
     next.focus();

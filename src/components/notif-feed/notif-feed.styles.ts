@@ -36,13 +36,13 @@ export default [
     .retry { padding: .4375rem .875rem; border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
     .retry:hover { background: var(--_surface-hover); }
     .banner { border-block-end: 1px solid var(--_border); background: var(--_surface-hover); }
-    .banner .retry { margin-inline-start: auto; padding: .1875rem .5rem; font-size: inherit; }
+    .banner .retry { margin-inline-start: auto; padding: .1875rem .5rem; }
     .more { justify-content: center; }
-    .skeleton { display: grid; grid: auto auto/2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
+    .skeleton { display: grid; grid: auto/2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
     .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
     .bone:first-child { grid-row: span 2; block-size: 2.25rem; border-radius: 50%; }
     .bone:last-child { inline-size: 55%; }
-    .spinner { inline-size: .875rem; block-size: .875rem; border: 2px solid var(--_border); border-block-start-color: var(--_accent); border-radius: 50%; animation: spin .8s linear infinite; }
+    .more span { inline-size: .875rem; block-size: .875rem; border: 2px solid var(--_border); border-block-start-color: var(--_accent); border-radius: 50%; animation: spin .8s linear infinite; }
     @keyframes pulse { 50% { opacity: .45; } }
     @keyframes spin { to { rotate: 1turn; } }
   `,
