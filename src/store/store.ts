@@ -326,8 +326,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** One page of the current tab. */
   #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
     const { feedIdentifier, payload } = this.config;
-    const read = this.state.tab === 'unread' ? false : undefined;
-    return feed(this.#api, this.config.subscriberId, { page, limit: this.#pageSize, read, feedIdentifier, payload }, { signal });
+    // read: false on the unread tab, no filter on all
+    return feed(this.#api, this.config.subscriberId, { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload }, { signal });
   }
 
   #abortMore() {
@@ -410,7 +410,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const loaded = s.messages.filter((m) => s.tab !== 'unread' || !m.read).length;
     this.#set({ loadingMore: true });
     try {
-      const res = await this.#page(Math.floor(loaded / this.#pageSize), ctrl.signal);
+      const res = await this.#page((loaded / this.#pageSize) | 0, ctrl.signal);
       if (ctrl === this.#moreCtrl) this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
     } catch (e) {
       if (ctrl === this.#moreCtrl && !aborted(e)) this.#fail(e as Error, 'loadMore', { loadingMore: false });
@@ -454,7 +454,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const server = [await call({ idempotencyKey })].flat().filter((m): m is Message => typeof (m as Message)?._id === 'string');
+          const server = [await call({ idempotencyKey })].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
           if (server.length) this.#share({ upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {
