@@ -60,8 +60,8 @@ export const unwrap = (body: unknown): unknown => (body && Object.keys(body) + '
 export async function request<T>(options: NotifClientOptions, method: string, path: string, init: RequestInit2 = {}): Promise<T> {
   const { signal } = init;
   const params = new URLSearchParams();
-  // (append turns numbers and booleans into their strings)
-  for (const [name, value] of Object.entries(init.query ?? {})) if (value != null) for (const v of [value].flat()) params.append(name, v as string);
+  // (null and undefined add nothing; append turns numbers and booleans into their strings)
+  for (const [name, value] of Object.entries(init.query ?? {})) for (const v of [value ?? []].flat()) params.append(name, v as string);
   const qs = params + '';
   const body = JSON.stringify(init.body); // undefined without a body
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...init.headers };
