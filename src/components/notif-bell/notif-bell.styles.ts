@@ -6,7 +6,7 @@ export default [
   css`
     :host { display: inline-block; position: relative; vertical-align: middle; }
     .button {
-      anchor-name: --notif-bell; position: relative; display: grid; place-items: center;
+      anchor-name: --notif-bell; display: grid; place-items: center;
       inline-size: 2.5rem; block-size: 2.5rem; padding: 0; border: 0; border-radius: 50%;
       background: var(--notif-bell-background, none); color: var(--notif-bell-color, currentColor);
     }
@@ -21,7 +21,7 @@ export default [
       pointer-events: none;
     }
     [popover] {
-      position: fixed; inset: 4rem auto auto; inset-inline-end: .5rem; margin: 0; padding: 0; overflow: hidden;
+      inset: 4rem auto auto; inset-inline-end: .5rem; margin: 0; padding: 0; overflow: hidden;
       inline-size: min(var(--notif-popover-width, 25rem), 100vw - 1rem); block-size: min(var(--notif-popover-height, 34rem), 100dvh - 5rem);
       border: 1px solid var(--_border); border-radius: var(--_radius);
       background: var(--_surface); color: var(--_text); box-shadow: var(--_shadow);
