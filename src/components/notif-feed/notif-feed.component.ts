@@ -164,42 +164,29 @@ export class NotifFeed extends InboxElement {
     const state = this.state;
     const t = translationFor(localeOf(this));
     const tab = state?.tab ?? 'all';
-    return html`
-      <section part="base" aria-labelledby="title">
+    return html`<section part="base" aria-labelledby="title">
         <header part="header">
           <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
           <button part="mark-all-button" class="ghost" ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             this.inbox?.markAllRead().catch(() => {});
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>
-            ${checkAllIcon}${t.markAllRead}
-          </button>
+          }}>${checkAllIcon}${t.markAllRead}</button>
         </header>
-        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>
-          ${(['all', 'unread'] as const).map(
+        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>${(['all', 'unread'] as const).map(
             (id, i) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
               role="tab"
               id="tab-${id}"
-             
               aria-selected=${id === tab}
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
               @click=${() => this.inbox?.setTab(id)}
-            >
-              ${i ? t.tabUnread : t.tabAll}
-            </button>`,
-          )}
-        </div>
-        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>
-          ${this.#renderBody(state, t)}
-          <div class="sentinel" aria-hidden="true"></div>
-          ${state?.loadingMore ? html`<div part="loading-more" class="more"><span></span>${t.loadingMore}</div>` : nothing}
-        </div>
-        ${this.liveRegion()}
-      </section>
-    `;
+            >${i ? t.tabUnread : t.tabAll}</button>`,
+          )}</div>
+        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
+          state?.loadingMore ? html`<div part="loading-more" class="more"><span></span>${t.loadingMore}</div>` : nothing
+        }</div>${this.liveRegion()}</section>`;
   }
 
   #renderBody(state: InboxState | null, t: Translation) {
@@ -209,43 +196,30 @@ export class NotifFeed extends InboxElement {
     const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
     // The error state: not configured, the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
-      return html`<div part="error" class="state" role="alert">
-        ${alertIcon}
-        <p>${t.errorTitle}</p>
-        <p>${this.configured ? state!.error?.message || t.errorHint : t.notConfigured}</p>
-        ${this.configured ? retry : nothing}
-      </div>`;
+      return html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.errorTitle}</p>
+        <p>${this.configured ? state!.error?.message || t.errorHint : t.notConfigured}</p>${this.configured ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
       return html`<div part="skeleton">
-        <span class="sr-only">${t.loading}</span>
-        ${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}
-      </div>`;
+        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</div>`;
     }
     const { messages } = state;
     const banner = failed
-      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>
-          ${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>
-          ${error ? retry : nothing}
-        </div>`
+      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>${error ? retry : nothing}</div>`
       : nothing;
     if (!messages.length) {
       const unread = state.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
-          <slot name="empty">
-            ${inboxIcon}
-            <p>${unread ? t.emptyUnread : t.emptyAll}</p>
+          <slot name="empty">${inboxIcon}<p>${unread ? t.emptyUnread : t.emptyAll}</p>
             <p>${unread ? t.emptyUnreadHint : t.emptyAllHint}</p>
           </slot>
         </div>`;
     }
     const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
-    return html`${banner}
-      <ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
+    return html`${banner}<ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
         this.#activeId = (e.target as NotifMessage).message?._id;
         this.requestUpdate();
-      }}>
-        ${messages.map(
+      }}>${messages.map(
           (m) =>
             html`<li part="item">
               <notif-message
@@ -259,8 +233,7 @@ export class NotifFeed extends InboxElement {
                 theme=${this.theme ?? nothing}
               ></notif-message>
             </li>`,
-        )}
-      </ul>`;
+        )}</ul>`;
   }
 
   /**
