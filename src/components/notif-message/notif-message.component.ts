@@ -1,7 +1,6 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { CtaButton, Message } from '../../api/types.ts';
 import type { InboxStoreApi, MessageActionType } from '../../store/types.ts';
-import type { Translation } from '../../i18n/translation.ts';
 import { localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { NotifElement, emit } from '../../internal/base-element.ts';
 import { checkIcon, closeIcon, dotIcon } from '../../internal/icons.ts';
@@ -122,6 +121,10 @@ export class NotifMessage extends NotifElement {
     const url = this.url;
     const tab = this.active ? 0 : -1;
     const src = safeImageSrc(m.avatar);
+    // The CTA buttons with a label (at most four shown); once the action is done, its result instead.
+    const action = m.cta?.action;
+    const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((b) => clip(b?.content).trim()) as CtaButton[];
+    const readLabel = m.read ? t.markUnread : t.markRead;
     const initialsOf = (title || m.templateIdentifier || '').slice(0, 200);
     // The dot sits in the link but is placed on the row (the nearest positioned box).
     const link = html`${m.read
@@ -131,6 +134,7 @@ export class NotifMessage extends NotifElement {
         class="subject"
         >${title || t.openNotification}</span
       >`;
+    // Buttons need no type="button": there is no form in the shadow root for them to submit.
     return html`<div part="row" class="base ${m.read ? 'read' : 'unread'}">${src && this.#failed !== m.avatar
         ? html`<img
             part="avatar"
@@ -161,35 +165,27 @@ export class NotifMessage extends NotifElement {
             >`
           : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}${subject && body
           ? html`<p part="body" class="body">${body}</p>`
-          : nothing}${this.#renderActions(m, t, tab)}</div
+          : nothing}${!buttons.length
+          ? nothing
+          : action!.status === 'done'
+            ? html`<p part="action-result" class="result" role="status">${checkIcon}<span
+                  >${clip(buttons.find((b) => b.type === action!.result?.type)?.resultContent) || t.done}</span
+                ></p>`
+            : html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
+                const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
+                return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => this.#onAction(type)}
+                  >${b.content.slice(0, 200)}</button
+                >`;
+              })}</div>`}</div
       ><div class="aside">${this.store
           ? html`<span class="controls"
               >${this.markAsSupported
-                ? this.#control('read-button', m.read ? t.markUnread : t.markRead, m.read ? dotIcon : checkIcon, tab, () => this.#setRead(!m.read))
-                : nothing}${this.#control('delete-button', t.delete, closeIcon, tab, () => this.store!.remove(m._id).catch(() => {}))}</span
+                ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!m.read)}>${m.read ? dotIcon : checkIcon}</button>`
+                : nothing}<button part="delete-button" class="ghost control" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id).catch(() => {})}>${closeIcon}</button></span
             >`
           : nothing}${isNaN(+created)
           ? nothing
           : html`<time part="time" datetime=${created.toISOString()}>${relativeTime(created, Date.now(), locale)}</time>`}</div></div>`;
-  }
-
-  // The buttons need no type="button": there is no form in the shadow root for them to submit.
-  #control(part: string, label: string, icon: unknown, tab: number, click: () => void) {
-    return html`<button part=${part} class="ghost control" aria-label=${label} title=${label} tabindex=${tab} @click=${click}>${icon}</button>`;
-  }
-
-  #renderActions(m: Message, t: Translation, tab: number) {
-    const action = m.cta?.action;
-    const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((b) => clip(b?.content).trim()) as CtaButton[];
-    if (!buttons.length) return nothing;
-    if (action?.status === 'done') {
-      const chosen = buttons.find((b) => b.type === action.result?.type);
-      return html`<p part="action-result" class="result" role="status">${checkIcon}<span>${clip(chosen?.resultContent) || t.done}</span></p>`;
-    }
-    return html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
-      const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
-      return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => this.#onAction(type)}>${b.content.slice(0, 200)}</button>`;
-    })}</div>`;
   }
 
   #onActivate = async (e: MouseEvent) => {
