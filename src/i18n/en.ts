@@ -6,7 +6,7 @@ const en: Translation = {
   $dir: 'ltr',
 
   notifications: 'Notifications',
-  bellLabel: (count, formatted) => (count === 0 ? 'Notifications' : `Notifications, ${formatted} unseen`),
+  bellLabel: (count, formatted) => (count ? `Notifications, ${formatted} unseen` : 'Notifications'),
   markAllRead: 'Mark all as read',
   tabAll: 'All',
   tabUnread: 'Unread',
@@ -28,7 +28,7 @@ const en: Translation = {
   delete: 'Delete',
   done: 'Done',
   openNotification: 'Open notification',
-  newNotifications: (count, formatted) => (count === 1 ? '1 new notification' : `${formatted} new notifications`),
+  newNotifications: (count, formatted) => (count - 1 ? `${formatted} new notifications` : '1 new notification'),
 };
 
 export default en;
