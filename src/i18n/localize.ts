@@ -47,7 +47,7 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 
 /** "now", "5 min. ago", "yesterday", "3 wk. ago": the largest whole unit, through Intl.RelativeTimeFormat. */
 export function relativeTime(date: Date, now: number, locale: string): string {
-  const seconds = Math.round((date.getTime() - now) / 1000);
+  const seconds = Math.round((+date - now) / 1000);
   // Under 45 s: 0 seconds, which reads "now".
   const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) ?? ['second', Infinity];
   return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format(Math.trunc(seconds / size), unit);
