@@ -10,7 +10,7 @@ NotifFeed.define('notif-feed');
 
 /** The elements under `node` that Tab reaches, in order, through shadow roots and slots. */
 const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLElement[] => {
-  for (const el of node instanceof HTMLSlotElement ? node.assignedElements({ flatten: true }) : node.children) {
+  for (const el of (node as HTMLSlotElement).assignedElements?.({ flatten: true }) ?? node.children) {
     if ((el as HTMLElement).tabIndex >= 0 && !(el as HTMLButtonElement).disabled && el.checkVisibility()) out.push(el as HTMLElement);
     tabbables(el.shadowRoot ?? el, out);
   }
@@ -132,10 +132,11 @@ export class NotifBell extends InboxElement {
       // The focused element, through shadow roots (this bell's own when focus is elsewhere).
       let active: Element = this;
       while (active.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
-      const edge = e.shiftKey ? (active === popover ? active : stops[0]) : stops.at(-1);
-      if (!stops.length || active === edge) {
+      // In the order Tab walks them: from the last (or the popover, backwards) round to the first.
+      if (e.shiftKey) stops.reverse();
+      if (!stops[0] || active === stops.at(-1) || (e.shiftKey && active === popover)) {
         e.preventDefault();
-        (e.shiftKey ? stops.at(-1) : stops[0])?.focus();
+        stops[0]?.focus();
       }
     }
   };
