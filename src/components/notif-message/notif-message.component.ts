@@ -23,7 +23,7 @@ export function messageBody(message: Message): string {
 /** Up to two initials from a name or subject ("Ada Lovelace" -> "AL"). */
 export function initials(text: string): string {
   // The first letter or digit of each of the first two words.
-  return (text.match(/(?<![\p{L}\p{N}])[\p{L}\p{N}]/gu) ?? []).slice(0, 2).join('').toLocaleUpperCase() || '•';
+  return text.match(/(?<![\p{L}\p{N}])[\p{L}\p{N}]/gu)?.slice(0, 2).join('').toLocaleUpperCase() || '•';
 }
 
 /** A string as shown (at most 20,000 characters); anything else is ''. */
@@ -135,7 +135,7 @@ export class NotifMessage extends NotifElement {
         >${title || t.openNotification}</span
       >`;
     // Buttons need no type="button": there is no form in the shadow root for them to submit.
-    return html`<div part="row" class="base ${m.read ? 'read' : 'unread'}">${src && this.#failed !== m.avatar
+    return html`<div part="row" class=${m.read ? 'base' : 'base unread'}>${src && this.#failed !== m.avatar
         ? html`<img
             part="avatar"
             class="avatar"
@@ -173,7 +173,11 @@ export class NotifMessage extends NotifElement {
                 ></p>`
             : html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
                 const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
-                return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => this.#onAction(type)}
+                return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => {
+                    this.focus(); // the buttons give way to the result
+                    this.store?.action(m._id, type).catch(() => {});
+                    emit(this, 'notif-action', { message: m, button: type, status: 'done' });
+                  }}
                   >${b.content.slice(0, 200)}</button
                 >`;
               })}</div>`}</div
@@ -201,19 +205,10 @@ export class NotifMessage extends NotifElement {
     location.assign(url);
   };
 
-  #onAction(type: MessageActionType) {
-    const m = this.message!;
-    this.focus(); // the buttons give way to the result
-    this.store?.action(m._id, type).catch(() => {});
-    emit(this, 'notif-action', { message: m, button: type, status: 'done' });
-  }
-
   /** Marks the message read or unread; resolves when the server has answered. */
-  #setRead(read: boolean): Promise<unknown> | undefined {
+  #setRead(read: boolean) {
     const store = this.store;
-    if (!store) return;
     const id = this.message!._id;
-    emit(this, 'notif-read-change', { messageIds: [id], read });
-    return (read ? store.markRead(id) : store.markUnread(id)).catch(() => {});
+    return store && (emit(this, 'notif-read-change', { messageIds: [id], read }), (read ? store.markRead(id) : store.markUnread(id)).catch(() => {}));
   }
 }
