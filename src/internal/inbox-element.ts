@@ -152,7 +152,7 @@ export class InboxElement extends NotifElement {
 
   #sync() {
     const config = this.store ? null : this.inboxConfig();
-    if (config?.apiKey) warnApiKeyOnce(config.apiKey);
+    warnApiKeyOnce(config?.apiKey);
     const next = this.store || (config && getInboxStore(config));
     if (next !== this.inbox) this.#attach(next);
   }
@@ -178,9 +178,9 @@ export class InboxElement extends NotifElement {
     this.requestUpdate();
   }
 
-  #onState = (state: InboxState) => {
-    if (state.unseenCount !== this.#count && this.#outer) emit(this, 'notif-unseen-count-change', { count: state.unseenCount });
-    this.#count = state.unseenCount;
+  #onState = ({ unseenCount: count }: InboxState) => {
+    if (count !== this.#count && this.#outer) emit(this, 'notif-unseen-count-change', { count });
+    this.#count = count;
     // Never inside the element's own update: a store change there would be lost.
     queueMicrotask(() => this.requestUpdate());
   };
