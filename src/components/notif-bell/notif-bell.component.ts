@@ -97,7 +97,7 @@ export class NotifBell extends InboxElement {
     if (open) {
       // The <notif-feed> now inside tells the store it is open (feedOpened) as it connects.
       const store = this.inbox;
-      if (store && !this.noAutoSeen && store.state.unseenCount > 0) {
+      if (store && !this.noAutoSeen && store.state.unseenCount) {
         store.markAllSeen().catch(() => {});
         emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
       }
@@ -147,8 +147,8 @@ export class NotifBell extends InboxElement {
     const t = translationFor(locale);
     const formatted = formatCount(count, locale);
     const label = t.bellLabel(count, formatted);
-    return html`
-      <button
+    // No whitespace between the elements: none of it would render (grid, flex and block boxes).
+    return html`<button
         part="button"
         class="button"
         type="button"
@@ -158,12 +158,11 @@ export class NotifBell extends InboxElement {
         aria-expanded=${this.open}
         aria-controls="popover"
         @click=${this.toggle}
-      >
-        <slot name="icon">${bellIcon}</slot>
-        ${count > 0 ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>` : nothing}
-      </button>
-      <div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1">
-        ${this.open
+      ><slot name="icon">${bellIcon}</slot>${count
+          ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>`
+          : nothing}</button
+      ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1"
+        >${this.open
           ? html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}
@@ -173,9 +172,7 @@ export class NotifBell extends InboxElement {
               theme=${this.theme ?? nothing}
               >${this.#forward('header')}${this.#forward('empty')}</notif-feed
             >`
-          : nothing}
-      </div>
-      ${this.liveRegion()}
-    `;
+          : nothing}</div
+      >${this.liveRegion()}`;
   }
 }
