@@ -19,7 +19,7 @@ export const translationFor = (locale: string): Translation => {
 
 /** An element's locale: its `locale`, then the closest `lang` attribute, then `<html lang>`, then the browser's. */
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
-  el.locale || el.closest('[lang]')?.getAttribute('lang') || document.documentElement.lang || navigator.language || 'en';
+  el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language || 'en';
 
 const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl.DateTimeFormat> = {};
 
