@@ -74,7 +74,6 @@ export class NotifFeed extends InboxElement {
   declare embedded: boolean;
   /** The message holding the list's tab stop. */
   #activeId?: string;
-  #observer?: IntersectionObserver;
   #sentinelVisible = false;
   #pumping = false;
   /** Asked to pump while pumping: the sentinel may have come into view after the loop looked. */
@@ -92,23 +91,20 @@ export class NotifFeed extends InboxElement {
     else store.feedClosed();
   }
 
-  override disconnectedCallback() {
-    super.disconnectedCallback();
-    this.#observer?.disconnect();
-    clearTimeout(this.#stallTimer);
-  }
-
   /**
-   * Watches the sentinel from the first update on: observing it again is a no-op, unless the
-   * element was disconnected meanwhile (which stopped the observer).
+   * Watches the sentinel for the element's lifetime: detached, it reports leaving the view, and it
+   * reports again once the element is back (nothing holds the element beyond that).
    */
-  protected override updated() {
-    (this.#observer ??= new IntersectionObserver(
+  protected override firstUpdated() {
+    new IntersectionObserver(
       (entries) => {
         if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
       },
       { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '0px 0px 400px 0px' },
-    )).observe(this.renderRoot.querySelector('.sentinel')!);
+    ).observe(this.renderRoot.querySelector('.sentinel')!);
+  }
+
+  protected override updated() {
     if (this.#sentinelVisible) void this.#pump();
   }
 
@@ -127,10 +123,17 @@ export class NotifFeed extends InboxElement {
     this.#pumping = true;
     this.#pumpAgain = false;
     let stalled = false;
+    let rect: DOMRect;
     try {
       await null; // never change state inside the update that asked
       // The observer starts the loop; geometry keeps it honest (its last report may be stale).
-      while (this.isConnected && this.#sentinelVisible && this.#nearView()) {
+      while (
+        this.isConnected &&
+        this.#sentinelVisible &&
+        // No height: the sentinel (1px high) is not rendered (closed popover).
+        (rect = this.renderRoot.querySelector('.sentinel')!.getBoundingClientRect()).height &&
+        rect.top <= (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400
+      ) {
         const s = store.state;
         if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'loading' || s.status === 'error') break;
         const before = s.messages.length;
@@ -152,12 +155,6 @@ export class NotifFeed extends InboxElement {
       clearTimeout(this.#stallTimer);
       this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
     }
-  }
-
-  #nearView() {
-    const rect = this.renderRoot.querySelector('.sentinel')!.getBoundingClientRect();
-    // No height: not rendered (closed popover); the sentinel is 1px high otherwise.
-    return rect.height && rect.top <= (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400;
   }
 
   override render() {
