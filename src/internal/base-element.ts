@@ -3,10 +3,6 @@ import type { NotifEventDetails, NotifEventName } from '../events.ts';
 import { localized } from '../i18n/localize.ts';
 import { VERSION } from './version.ts';
 
-// Tags already warned about, shared by every copy of the package on the page (the script-tag file
-// loaded twice, or beside an app's bundle), so a page shows one warning per tag, not one per copy.
-const warned: Set<string> = ((globalThis as { [key: symbol]: Set<string> })[Symbol.for('notif-inbox.warned')] ??= new Set());
-
 /** Dispatches a typed `notif-*` event from `el` (bubbling, composed); returns whether no listener prevented it. */
 export const emit = <K extends NotifEventName>(el: EventTarget, name: K, detail: NotifEventDetails[K], cancelable?: boolean): boolean =>
   el.dispatchEvent(new CustomEvent(name, { bubbles: true, composed: true, cancelable, detail }));
@@ -30,10 +26,13 @@ export class NotifElement extends LitElement {
    * is often loaded twice. Warns once when the one registered first is a different version.
    */
   static define(tag: string, ctor: CustomElementConstructor = this): void {
-    const existing = customElements.get(tag) as (CustomElementConstructor & { version?: string }) | undefined;
+    // The class registered first is one per tag and seen by every copy of the package on the page (the
+    // script-tag file loaded twice, or beside an app's bundle): marked once warned about, the page
+    // shows one warning per tag, not one per copy.
+    const existing = customElements.get(tag) as (CustomElementConstructor & { version?: string; notifWarned?: boolean }) | undefined;
     if (!existing) customElements.define(tag, ctor);
-    else if (existing !== ctor && existing.version !== VERSION && !warned.has(tag)) {
-      warned.add(tag);
+    else if (existing !== ctor && existing.version !== VERSION && !existing.notifWarned) {
+      existing.notifWarned = true;
       console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}, not ${VERSION}`);
     }
   }
