@@ -185,7 +185,7 @@ export class NotifMessage extends NotifElement {
           ? html`<span class="controls"
               >${this.markAsSupported
                 ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!m.read)}>${m.read ? dotIcon : checkIcon}</button>`
-                : nothing}<button part="delete-button" class="ghost control" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id).catch(() => {})}>${closeIcon}</button></span
+                : nothing}<button part="delete-button" class="ghost control delete" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id).catch(() => {})}>${closeIcon}</button></span
             >`
           : nothing}${isNaN(+created)
           ? nothing

@@ -6,9 +6,9 @@ export default [
   css`
     :host { display: block; min-inline-size: 0; }
     .base {
-      position: relative; display: grid; grid-template-columns: auto minmax(0, 1fr) auto; gap: var(--_space);
+      position: relative; display: grid; grid: none/auto minmax(0, 1fr) auto; gap: var(--_space);
       padding: var(--_space); padding-inline-start: calc(var(--_space) + .25rem);
-      background: var(--_surface); transition: background-color var(--_duration);
+      background: var(--_surface); transition: background var(--_duration);
     }
     .unread { background: var(--_surface-unread); }
     .base:hover { background: var(--_surface-hover); }
@@ -22,32 +22,32 @@ export default [
     }
     .tone1 { background: #0f766e; }
     .tone2 { background: #b45309; }
-    .content { display: flex; flex-direction: column; gap: .125rem; min-inline-size: 0; }
+    .content { display: flex; flex-flow: column; gap: .125rem; min-inline-size: 0; }
     .link { display: block; padding: 0; border: 0; background: none; color: inherit; text-align: start; text-decoration: none; outline: 0; }
     .link::after { content: ''; position: absolute; inset: 0; }
     .link:focus-visible::after { outline: 2px solid var(--_focus); outline-offset: -2px; }
     .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
-    .aside { display: grid; justify-items: end; align-items: start; }
+    .aside { display: grid; place-items: start end; }
     .aside > * { grid-area: 1/1; }
     .base:is(:hover, :focus-within) time { visibility: hidden; }
     time, .result { color: var(--_muted); font-size: var(--_font-size-small); }
     time { white-space: nowrap; }
     .actions, .controls { display: flex; z-index: 1; }
-    .actions { flex-wrap: wrap; gap: .5rem; margin-block-start: .5rem; }
+    .actions { flex-flow: wrap; gap: .5rem; margin-block-start: .5rem; }
     .action {
       max-inline-size: 100%; padding: .3125rem .75rem; border: 1px solid var(--_border); border-radius: var(--_radius-small);
       background: var(--_surface-raised); color: var(--_text); font-size: var(--_font-size-small); font-weight: 500;
       overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
     }
     .action:hover { background: var(--_surface-hover); }
-    .primary { background: var(--_accent); border-color: #0000; color: var(--_on-accent); }
-    .primary:hover { background: var(--_accent-hover); }
+    .primary { background: var(--_accent); border-color: var(--_accent); color: var(--_on-accent); }
+    .primary:hover { background: var(--_accent-hover); border-color: var(--_accent-hover); }
     .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; overflow-wrap: anywhere; }
     .controls { margin-block: -.25rem; opacity: 0; }
     .control { padding: .25rem; }
-    [part='delete-button']:hover { color: var(--_danger); }
+    .delete:hover { color: var(--_danger); }
     .base:is(:hover, :focus-within) .controls { opacity: 1; }
     @media (hover: none) {
       .aside { display: flex; }
