@@ -120,7 +120,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     super();
     this.#key = key;
     this.config = Object.freeze({ ...config });
-    this.#pageSize = Math.min(100, Math.max(1, Math.floor(config.pageSize ?? 20))) || 20;
+    this.#pageSize = Math.min(100, Math.max(1, Math.floor(config.pageSize!))) || 20; // NaN (no page size) -> 20
     this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
     this.#name = 'notif-inbox:' + hash(storeKey(config));
     this.#api = {
@@ -421,8 +421,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /**
    * Applies `change` to the messages at once (to the one with `messageId`, or to all without one; it
-   * returns the changed message, null to remove it, or undefined to leave it), calls the server with one idempotency key (retried with the same key
-   * while offline or throttled), and rolls back with an `error` event when the server refuses.
+   * returns the changed message, null to remove it, or undefined to leave it), calls the server with
+   * one idempotency key (retried with the same key while offline or throttled), and rolls back with
+   * an `error` event when the server refuses.
    * `all` is what a mark-all sets on every message (the unseen count becomes 0).
    */
   async #mutate(
