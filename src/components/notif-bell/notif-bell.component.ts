@@ -129,12 +129,10 @@ export class NotifBell extends InboxElement {
     } else if (e.key === 'Tab') {
       const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
       const stops = tabbables(popover);
-      // The focused element, through shadow roots (this bell's own when focus is elsewhere).
-      let active: Element = this;
-      while (active.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
       // In the order Tab walks them: from the last (or the popover, backwards) round to the first.
+      // :focus matches the focused element in its own shadow root.
       if (e.shiftKey) stops.reverse();
-      if (!stops[0] || active === stops.at(-1) || (e.shiftKey && active === popover)) {
+      if (!stops[0] || stops.at(-1)!.matches(':focus') || (e.shiftKey && popover.matches(':focus'))) {
         e.preventDefault();
         stops[0]?.focus();
       }
