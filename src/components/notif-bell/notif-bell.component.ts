@@ -66,8 +66,7 @@ export class NotifBell extends InboxElement {
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    this.#listen(false);
-    this.open = false;
+    this.#listen((this.open = false));
   }
 
   /** Opens the popover (marks everything seen unless `no-auto-seen`). */
@@ -88,17 +87,15 @@ export class NotifBell extends InboxElement {
     if (open == this.open) return;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
     const focusInside = !!this.shadowRoot!.activeElement;
-    this.open = open;
-    this.#listen(open);
+    this.#listen((this.open = open));
     await this.updateComplete;
     const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
     // The state as it is now: a later call may have changed it meanwhile.
     popover.togglePopover(this.open);
     if (open) {
       // The <notif-feed> now inside tells the store it is open (feedOpened) as it connects.
-      const store = this.inbox;
-      if (store && !this.noAutoSeen && store.state.unseenCount) {
-        store.markAllSeen().catch(() => {});
+      if (!this.noAutoSeen && this.state?.unseenCount) {
+        this.inbox!.markAllSeen().catch(() => {});
         emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
       }
       popover.focus({ preventScroll: true });
@@ -123,10 +120,10 @@ export class NotifBell extends InboxElement {
   /** Escape closes the popover; Tab stays inside it, from the last stop to the first and back. */
   #onKey = (e: KeyboardEvent) => {
     if (e.defaultPrevented) return;
-    if (e.key === 'Escape') {
+    if (e.key == 'Escape') {
       e.preventDefault();
       void this.hide();
-    } else if (e.key === 'Tab') {
+    } else if (e.key == 'Tab') {
       const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
       const stops = tabbables(popover);
       // In the order Tab walks them: from the last (or the popover, backwards) round to the first.
