@@ -68,7 +68,8 @@ export class InboxElement extends NotifElement {
   #heard?: number;
   #count?: number;
   #pending = 0;
-  #timer?: ReturnType<typeof setTimeout>;
+  /** Set while keeping quiet (0 when not). */
+  #timer?: ReturnType<typeof setTimeout> | 0;
   /** What the live region says. */
   #said?: string;
 
@@ -90,7 +91,7 @@ export class InboxElement extends NotifElement {
     const store = this.inbox;
     if (!store?.counted || !this.#outer) return;
     if (!announcers.get(store)?.isConnected) announcers.set(store, this);
-    if (announcers.get(store) !== this) return;
+    if (announcers.get(store) != this) return;
     const count = store.state.unseenCount;
     if (count > this.#heard!) {
       this.#pending += count - this.#heard!;
@@ -104,7 +105,7 @@ export class InboxElement extends NotifElement {
     const n = this.#pending;
     const locale = localeOf(this);
     this.#pending = 0;
-    this.#timer = n ? setTimeout(this.#flush, ANNOUNCE_INTERVAL) : undefined;
+    this.#timer = n && setTimeout(this.#flush, ANNOUNCE_INTERVAL);
     this.#said = n ? translationFor(locale).newNotifications(n, formatNumber(n, locale)) : '';
     this.requestUpdate();
   };
@@ -154,7 +155,7 @@ export class InboxElement extends NotifElement {
     const config = this.store ? null : this.inboxConfig();
     warnApiKeyOnce(config?.apiKey);
     const next = this.store || (config && getInboxStore(config));
-    if (next !== this.inbox) this.#attach(next);
+    if (next != this.inbox) this.#attach(next);
   }
 
   #attach(next: InboxStoreApi | null) {
@@ -179,7 +180,7 @@ export class InboxElement extends NotifElement {
   }
 
   #onState = ({ unseenCount: count }: InboxState) => {
-    if (count !== this.#count && this.#outer) emit(this, 'notif-unseen-count-change', { count });
+    if (count != this.#count && this.#outer) emit(this, 'notif-unseen-count-change', { count });
     this.#count = count;
     // Never inside the element's own update: a store change there would be lost.
     queueMicrotask(() => this.requestUpdate());
