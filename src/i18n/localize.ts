@@ -27,11 +27,10 @@ const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl
 const intl = (Format: new (locale: string, options?: object) => object, locale: string, options?: object) => {
   const key = Format.name + locale;
   try {
-    formats[key] ??= new Format(locale, options) as never;
+    return (formats[key] ??= new Format(locale, options) as never);
   } catch {
-    formats[key] = new Format('en', options) as never;
+    return (formats[key] = new Format('en', options) as never);
   }
-  return formats[key]!;
 };
 
 /** The largest unit reached: its name and size in seconds (45 s already make a minute). */

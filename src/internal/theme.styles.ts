@@ -43,9 +43,9 @@ export const themeStyles = css`
   }
   @media (prefers-reduced-motion: reduce) {
     :host { --_duration: 0s; }
-    * { animation: none !important; }
+    * { animation: none!important; }
   }
-  :host([hidden]) { display: none !important; }
+  :host([hidden]) { display: none!important; }
   * { box-sizing: border-box; }
   .icon {
     flex: none; width: 1.25em; height: 1.25em;
