@@ -86,7 +86,7 @@ export class NotifBell extends InboxElement {
   async #show(open: boolean, keepFocus?: boolean) {
     if (open == this.open) return;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
-    const focusInside = !!this.shadowRoot!.activeElement;
+    const focusInside = this.shadowRoot!.activeElement;
     this.#listen((this.open = open));
     await this.updateComplete;
     const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
@@ -111,11 +111,6 @@ export class NotifBell extends InboxElement {
   #onOutside = (e: Event) => {
     if (!e.composedPath().includes(this)) void this.hide(false);
   };
-
-  /** Forwards a slot of this element to the feed's slot, only when it is used (else the feed keeps its own content). */
-  #forward(name: string) {
-    return this.querySelector(`:scope>[slot=${name}]`) ? html`<slot name=${name} slot=${name}></slot>` : nothing;
-  }
 
   /** Escape closes the popover; Tab stays inside it, from the last stop to the first and back. */
   #onKey = (e: KeyboardEvent) => {
@@ -165,7 +160,12 @@ export class NotifBell extends InboxElement {
               .store=${this.inbox}
               locale=${locale}
               theme=${this.theme ?? nothing}
-              >${this.#forward('header')}${this.#forward('empty')}</notif-feed
+              >${
+                // This element's slots forwarded to the feed's, only when used (else the feed keeps its own content).
+                ['header', 'empty'].map((name) =>
+                  this.querySelector(`:scope>[slot=${name}]`) ? html`<slot name=${name} slot=${name}></slot>` : nothing,
+                )
+              }</notif-feed
             >`
           : nothing}</div
       >${this.liveRegion()}`;
