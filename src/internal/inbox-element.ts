@@ -152,9 +152,9 @@ export class InboxElement extends NotifElement {
   protected storeChanged(_store: InboxStoreApi, _attached: boolean): void {}
 
   #sync() {
-    const config = this.store ? null : this.inboxConfig();
-    warnApiKeyOnce(config?.apiKey);
-    const next = this.store || (config && getInboxStore(config));
+    const config = this.inboxConfig();
+    // Warned about only when the attributes make the store.
+    const next = this.store || (config && (warnApiKeyOnce(config.apiKey), getInboxStore(config)));
     if (next != this.inbox) this.#attach(next);
   }
 
