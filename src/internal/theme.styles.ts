@@ -34,7 +34,7 @@ export const themeStyles = css`
     --_radius-small: var(--notif-radius-small, .375rem);
     --_space: var(--notif-spacing, .75rem);
     --_duration: var(--notif-duration, 160ms);
-    font: var(--notif-font-size, .875rem) / 1.45 var(--notif-font-family, ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif);
+    font: var(--notif-font-size, .875rem)/1.45 var(--notif-font-family, ui-sans-serif, system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif);
     color: var(--_text);
   }
   :host([theme='dark']) { ${dark} }
@@ -52,11 +52,12 @@ export const themeStyles = css`
     fill: none; stroke: currentColor; stroke-width: 1.75; stroke-linecap: round; stroke-linejoin: round;
   }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
-  button { font: inherit; color: inherit; cursor: pointer; }
+  /* Each kind of button adds its own padding, border and background. */
+  button { padding: 0; border: 0; background: none; font: inherit; color: inherit; cursor: pointer; }
   :focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
   .ghost {
-    display: inline-flex; align-items: center; gap: .375rem; padding: .3125rem .5rem; border: 0;
-    border-radius: var(--_radius-small); background: none; color: var(--_muted);
+    display: inline-flex; align-items: center; gap: .375rem; padding: .3125rem .5rem;
+    border-radius: var(--_radius-small); color: var(--_muted);
     font-size: var(--_font-size-small); font-weight: 500;
   }
   .ghost:hover { background: var(--_surface-hover); color: var(--_text); }

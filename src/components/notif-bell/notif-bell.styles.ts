@@ -7,7 +7,7 @@ export default [
     :host { display: inline-block; position: relative; vertical-align: middle; }
     .button {
       anchor-name: --notif-bell; display: grid; place-items: center;
-      inline-size: 2.5rem; block-size: 2.5rem; padding: 0; border: 0; border-radius: 50%;
+      inline-size: 2.5rem; block-size: 2.5rem; border-radius: 50%;
       background: var(--notif-bell-background, none); color: var(--notif-bell-color, currentColor);
     }
     .button:hover, [aria-expanded='true'] { background: var(--_surface-hover); color: var(--_text); }
