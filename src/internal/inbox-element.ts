@@ -149,7 +149,7 @@ export class InboxElement extends NotifElement {
   }
 
   /** Called with `true` as the element takes a store and with `false` as it lets it go. */
-  protected storeChanged(_store: InboxStoreApi, _attached: boolean): void {}
+  protected storeChanged?(store: InboxStoreApi, attached: boolean): void;
 
   #sync() {
     const config = this.inboxConfig();
@@ -163,7 +163,7 @@ export class InboxElement extends NotifElement {
     if (prev) {
       this.#unsubscribe!();
       prev.removeEventListener('error', this.#onError);
-      this.storeChanged(prev, false);
+      this.storeChanged?.(prev, false);
       prev.disconnect();
     }
     this.inbox = next;
@@ -173,7 +173,7 @@ export class InboxElement extends NotifElement {
       next.connect();
       next.addEventListener('error', this.#onError);
       this.#unsubscribe = next.subscribe(this.#onState);
-      this.storeChanged(next, true);
+      this.storeChanged?.(next, true);
       this.#onState(next.state);
     }
     this.requestUpdate();
