@@ -76,8 +76,6 @@ export class NotifFeed extends InboxElement {
   #activeId?: string;
   #sentinelVisible = false;
   #pumping = false;
-  /** Asked to pump while pumping: the sentinel may have come into view after the loop looked. */
-  #pumpAgain = false;
   #stalls = 0;
   #stallTimer?: ReturnType<typeof setTimeout>;
 
@@ -115,13 +113,9 @@ export class NotifFeed extends InboxElement {
    */
   async #pump() {
     const store = this.inbox;
-    if (!store) return;
-    if (this.#pumping) {
-      this.#pumpAgain = true;
-      return;
-    }
+    // A run asked for while one is running is not needed: that one looks again after each await.
+    if (!store || this.#pumping) return;
     this.#pumping = true;
-    this.#pumpAgain = false;
     let stalled = false;
     let rect: DOMRect;
     try {
@@ -148,10 +142,7 @@ export class NotifFeed extends InboxElement {
     } finally {
       this.#pumping = false;
     }
-    // An intersection reported during the loop would otherwise be lost: the sentinel staying in
-    // view fires no new one.
-    if (this.#pumpAgain && !stalled) void this.#pump();
-    else if (stalled && this.#stalls < 4) {
+    if (stalled && this.#stalls < 4) {
       clearTimeout(this.#stallTimer);
       this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
     }
