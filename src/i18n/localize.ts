@@ -19,7 +19,7 @@ export const translationFor = (locale: string): Translation => {
 
 /** An element's locale: its `locale`, then the closest `lang` attribute, then `<html lang>`, then the browser's. */
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
-  el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language || 'en';
+  el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language;
 
 const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl.DateTimeFormat> = {};
 
@@ -49,7 +49,7 @@ export function relativeTime(date: Date, now: number, locale: string): string {
   const seconds = Math.round((+date - now) / 1000);
   // Under 45 s: 0 seconds, which reads "now".
   const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) ?? ['second', Infinity];
-  return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format(Math.trunc(seconds / size), unit);
+  return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format((seconds / size) | 0, unit);
 }
 
 export const formatNumber = (n: number, locale: string): string => intl(Intl.NumberFormat, locale).format(n);
