@@ -8,15 +8,16 @@ import { css, unsafeCSS } from 'lit';
 /** The palette's colours: each `--_name` defaults to `--notif-color-name` (focus: `--notif-color-focus-ring`). */
 const NAMES = 'surface surface-raised surface-hover surface-unread text muted border accent accent-hover on-accent unread focus-ring danger skeleton badge on-badge'.split(' ');
 
-/** A palette: its colours in the order of NAMES (hex digits), its shadow and colour scheme. */
+/** A palette: its colours in the order of NAMES (hex digits; fewer leave the rest as they are), its shadow and colour scheme. */
 const palette = (colours: string, shadow: string, scheme: string) =>
   unsafeCSS(
     colours.split(' ').map((c, i) => `--_${NAMES[i]}:var(--notif-color-${NAMES[i]},#${c});`).join('') +
       `--_shadow:var(--notif-shadow,${shadow});color-scheme:${scheme}`,
   );
 
+// The badge keeps its colours in the dark.
 const dark = palette(
-  '16181d 1c1f26 23272f 1b1e2e e8eaed a0a7b4 2c313a 8b8cf8 a5a6fa 0f1020 8b8cf8 a5a6fa ff8589 262a32 dc2626 fff',
+  '16181d 1c1f26 23272f 1b1e2e e8eaed a0a7b4 2c313a 8b8cf8 a5a6fa 0f1020 8b8cf8 a5a6fa ff8589 262a32',
   '0 1px 2px rgb(0 0 0/.3),0 16px 40px -4px rgb(0 0 0/.55)',
   'dark',
 );
