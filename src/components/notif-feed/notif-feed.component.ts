@@ -116,7 +116,6 @@ export class NotifFeed extends InboxElement {
     // A run asked for while one is running is not needed: that one looks again after each await.
     if (!store || this.#pumping) return;
     this.#pumping = true;
-    let stalled = false;
     let rect: DOMRect;
     try {
       await null; // never change state inside the update that asked
@@ -129,22 +128,23 @@ export class NotifFeed extends InboxElement {
         rect.top <= (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400
       ) {
         const s = store.state;
-        if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'loading' || s.status === 'error') break;
+        // (`loading` is the first page's status: never with `loaded`.)
+        if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'error') break;
         const before = s.messages.length;
         await store.loadMore().catch(() => {});
         await this.updateComplete;
         if (store.state.messages.length <= before) {
-          stalled = store.state.hasMore;
+          // Stalled: retried with backoff (a stalled run still holds the pump; the timer fires later).
+          if (store.state.hasMore && this.#stalls < 4) {
+            clearTimeout(this.#stallTimer);
+            this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
+          }
           break;
         }
         this.#stalls = 0;
       }
     } finally {
       this.#pumping = false;
-    }
-    if (stalled && this.#stalls < 4) {
-      clearTimeout(this.#stallTimer);
-      this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
     }
   }
 
@@ -182,10 +182,10 @@ export class NotifFeed extends InboxElement {
     const error = status === 'error';
     const failed = error || status === 'offline';
     const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
-    // The error state: not configured, the first page failed, or an error and nothing to show.
+    // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${this.configured ? state!.error?.message || t.errorHint : t.notConfigured}</p>${this.configured ? retry : nothing}</div>`;
+        <p>${state ? state.error?.message || t.errorHint : t.notConfigured}</p>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
       return html`<div part="skeleton">
@@ -230,7 +230,7 @@ export class NotifFeed extends InboxElement {
    * other tab, in either direction (it wraps), Home and End to the first and last; the tab is selected.
    */
   #onKey(e: KeyboardEvent, tabs?: boolean) {
-    const items = [...this.renderRoot.querySelectorAll<HTMLElement>(tabs ? '[role=tab]' : 'notif-message')];
+    const items = [...this.renderRoot.querySelectorAll<HTMLElement>(tabs ? '.tab' : 'notif-message')];
     const i = items.indexOf(e.target as HTMLElement);
     const next = items[((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!];
     if (!next || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
