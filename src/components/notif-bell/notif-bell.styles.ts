@@ -33,8 +33,7 @@ export default [
         position-try-fallbacks: flip-inline, flip-block, flip-block flip-inline;
       }
     }
-    :popover-open { display: flex; flex-flow: column; animation: enter var(--_duration) ease-out; }
-    notif-feed { flex: 1; min-block-size: 0; }
+    :popover-open { animation: enter var(--_duration) ease-out; }
     @keyframes enter { from { opacity: 0; translate: 0 -4px; } }
   `,
 ];
