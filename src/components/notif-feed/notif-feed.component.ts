@@ -121,9 +121,8 @@ export class NotifFeed extends InboxElement {
       await null; // never change state inside the update that asked
       // The observer starts the loop; geometry keeps it honest (its last report may be stale).
       while (
-        this.isConnected &&
         this.#sentinelVisible &&
-        // No height: the sentinel (1px high) is not rendered (closed popover).
+        // No height: the sentinel (1px high) is not rendered (closed popover, or detached).
         (rect = this.renderRoot.querySelector('.sentinel')!.getBoundingClientRect()).height &&
         rect.top <= (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400
       ) {
