@@ -33,23 +33,23 @@ const intl = (Format: new (locale: string, options?: object) => object, locale: 
   }
 };
 
-/** The largest unit reached: its name and size in seconds (45 s already make a minute). */
+/** The largest unit reached: its name and size in milliseconds (45 s already make a minute). */
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ['year', 31_536_000],
-  ['month', 2_592_000],
-  ['week', 604_800],
-  ['day', 86_400],
-  ['hour', 3600],
-  ['minute', 60],
-  ['minute', 45],
+  ['year', 31_536e6],
+  ['month', 2_592e6],
+  ['week', 6048e5],
+  ['day', 864e5],
+  ['hour', 36e5],
+  ['minute', 6e4],
+  ['minute', 45e3],
 ];
 
 /** "now", "5 min. ago", "yesterday", "3 wk. ago": the largest whole unit, through Intl.RelativeTimeFormat. */
 export function relativeTime(date: Date, now: number, locale: string): string {
-  const seconds = Math.round((+date - now) / 1000);
+  const ms = +date - now;
   // Under 45 s: 0 seconds, which reads "now".
-  const [unit, size] = UNITS.find(([, size]) => Math.abs(seconds) >= size) ?? ['second', Infinity];
-  return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format((seconds / size) | 0, unit);
+  const [unit, size] = UNITS.find(([, size]) => Math.abs(ms) >= size) ?? ['second', Infinity];
+  return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format((ms / size) | 0, unit);
 }
 
 export const formatNumber = (n: number, locale: string): string => intl(Intl.NumberFormat, locale).format(n);
