@@ -31,7 +31,7 @@ export class NotifElement extends LitElement {
     // shows one warning per tag, not one per copy.
     const existing = customElements.get(tag) as (CustomElementConstructor & { version?: string; notifWarned?: boolean }) | undefined;
     if (!existing) customElements.define(tag, ctor);
-    else if (existing != ctor && existing.version != VERSION && !existing.notifWarned) {
+    else if (existing.version != VERSION && !existing.notifWarned) {
       existing.notifWarned = true;
       console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}, not ${VERSION}`);
     }
