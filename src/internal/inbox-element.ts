@@ -143,9 +143,9 @@ export class InboxElement extends NotifElement {
     return this.inbox?.state ?? null;
   }
 
-  /** True when this element has a store to show, or will get one. */
-  protected get configured(): boolean {
-    return !!this.inbox || !this.#outer;
+  /** Truthy when this element has a store to show, or will get one. */
+  protected get configured(): unknown {
+    return this.inbox || !this.#outer;
   }
 
   /** Called with `true` as the element takes a store and with `false` as it lets it go. */
