@@ -33,7 +33,7 @@ export class NotifElement extends LitElement {
     if (!existing) customElements.define(tag, ctor);
     else if (existing.version != VERSION && !existing.notifWarned) {
       existing.notifWarned = true;
-      console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}, not ${VERSION}`);
+      console.warn(`notif-inbox: <${tag}> is already registered by version ${existing.version}`);
     }
   }
 }
