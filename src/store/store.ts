@@ -3,11 +3,8 @@
 // optimistically, and shares one poller between the tabs of a browser (navigator.locks elects a
 // leader among the visible tabs; BroadcastChannel carries its results and every tab's mutations).
 // It never touches elements: only document.visibilityState and window events.
-import {
-  deleteMessage, feed, markAll, markAs, messageAction, newIdempotencyKey, unseenCount,
-  type CallOptions, type NotifApiError, type NotifClientOptions,
-} from '../api/request.ts';
-import type { FeedResponse, MarkAs, Message } from '../api/types.ts';
+import { encodePayload, newIdempotencyKey, request, type NotifApiError, type NotifClientOptions, type RequestInit2 } from '../api/request.ts';
+import type { FeedResponse, MarkAs, Message, UnseenCountResponse } from '../api/types.ts';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
 
 const MAX_BACKOFF = 5 * 60_000;
@@ -134,6 +131,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const handler = () => listener(this.state);
     this.addEventListener('change', handler);
     return () => this.removeEventListener('change', handler);
+  }
+
+  /** One of the inbox endpoints: `rest` below `/v1/subscribers/<subscriberId>/`, or an absolute path. */
+  #call<T>(method: string, rest: string, init: RequestInit2): Promise<T> {
+    return request<T>(this.#api, method, rest[0] == '/' ? rest : `/v1/subscribers/${encodeURIComponent(this.config.subscriberId)}/${rest}`, init);
   }
 
   #set(patch: Partial<InboxState>) {
@@ -299,7 +301,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return (this.#counting ??= (async () => {
       const ctrl = (this.#countCtrl = new AbortController());
       try {
-        const { count } = await unseenCount(this.#api, this.config.subscriberId, {}, { signal: ctrl.signal });
+        const { count } = await this.#call<UnseenCountResponse>('GET', 'notifications/unseen', ctrl);
         this.#failures = 0;
         this.#schedule();
         if (ctrl !== this.#countCtrl) return;
@@ -327,7 +329,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
     const { feedIdentifier, payload } = this.config;
     // read: false on the unread tab, no filter on all
-    return feed(this.#api, this.config.subscriberId, { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload }, { signal });
+    return this.#call('GET', 'notifications/feed', {
+      signal,
+      query: { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload: payload && encodePayload(payload) },
+    });
   }
 
   #abortMore() {
@@ -421,8 +426,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /**
    * Applies `change` to the messages at once (to the one with `messageId`, or to all without one; it
-   * returns the changed message, null to remove it, or undefined to leave it), calls the server with
-   * one idempotency key (retried with the same key while offline or throttled), and rolls back with
+   * returns the changed message, null to remove it, or undefined to leave it), calls the server
+   * (`[method, path, body]`, the path as for #call) with one idempotency key (retried with the same key while offline or throttled), and rolls back with
    * an `error` event when the server refuses.
    * `all` is what a mark-all sets on every message (the unseen count becomes 0).
    */
@@ -430,7 +435,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     action: string,
     messageId: string | undefined,
     change: (m: Message) => Message | null | void,
-    call: (o: CallOptions) => Promise<unknown>,
+    [method, rest, body]: [string, string, unknown?],
     all?: Partial<Message>,
   ): Promise<void> {
     const { messages, unseenCount } = this.state;
@@ -455,7 +460,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const server = [await call({ idempotencyKey })].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
+          const server = [await this.#call(method, rest, { idempotencyKey, body })].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
           if (server.length) this.#share({ upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {
@@ -497,7 +502,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       action,
       undefined,
       (m) => (!m.seen || (markAs === 'read' && !m.read) ? { ...m, ...all } : undefined),
-      (o) => markAll(this.#api, this.config.subscriberId, { markAs, feedIdentifier: this.config.feedIdentifier }, o),
+      ['POST', 'messages/mark-all', { markAs, feedIdentifier: this.config.feedIdentifier }],
       all,
     );
   }
@@ -516,7 +521,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       read ? 'markRead' : 'markUnread',
       messageId,
       (m) => ({ ...m, read, seen: m.seen || read }),
-      (o) => markAs(this.#api, this.config.subscriberId, { messageId, markAs: read ? 'read' : 'unread' }, o),
+      ['POST', 'messages/mark-as', { messageId, markAs: read ? 'read' : 'unread' }],
     );
   }
 
@@ -529,7 +534,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   remove(messageId: string): Promise<void> {
-    return this.#mutate('remove', messageId, () => null, (o) => deleteMessage(this.#api, messageId, o));
+    return this.#mutate('remove', messageId, () => null, ['DELETE', '/v1/messages/' + encodeURIComponent(messageId)]);
   }
 
   action(messageId: string, type: MessageActionType): Promise<void> {
@@ -537,7 +542,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       'action',
       messageId,
       (m) => ({ ...m, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
-      (o) => messageAction(this.#api, this.config.subscriberId, messageId, type, { status: 'done' }, o),
+      ['POST', `messages/${encodeURIComponent(messageId)}/actions/${type}`, { status: 'done' }],
     );
   }
 }
