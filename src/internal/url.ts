@@ -43,6 +43,6 @@ let warned = false;
 export function warnApiKeyOnce(apiKey: string | undefined): void {
   if (!warned && apiKeyNeedsWarning(location.hostname, apiKey)) {
     warned = true;
-    console.warn('notif-inbox: api-key is a secret, for local development only; in production use the proxy and subscriber-hash.');
+    console.warn('notif-inbox: api-key is a secret, for localhost only: use subscriber-hash and the proxy.');
   }
 }
