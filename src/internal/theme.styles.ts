@@ -49,10 +49,10 @@ export const themeStyles = css`
   :host([hidden]) { display: none!important; }
   * { box-sizing: border-box; }
   .icon {
-    flex: none; width: 1.25em; height: 1.25em;
+    flex: none; inline-size: 1.25em; block-size: 1.25em;
     fill: none; stroke: currentColor; stroke-width: 1.75; stroke-linecap: round; stroke-linejoin: round;
   }
-  .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  .sr-only { position: absolute; inline-size: 1px; block-size: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   /* Each kind of button adds its own padding, border and background. */
   button { padding: 0; border: 0; background: none; font: inherit; color: inherit; cursor: pointer; }
   :focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
