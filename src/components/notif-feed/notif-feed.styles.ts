@@ -18,7 +18,7 @@ export default [
     h2, ul, p { margin: 0; }
     h2 { font-size: 1rem; font-weight: 600; }
     .tabs { display: flex; gap: .25rem; padding-inline: calc(var(--_space)*.625); border-block-end: 1px solid var(--_border); }
-    .tab { padding: .625rem .5rem; border: 0; border-block-end: 2px solid transparent; background: none; color: var(--_muted); font-weight: 500; }
+    .tab { padding: .625rem .5rem; border-block-end: 2px solid transparent; color: var(--_muted); font-weight: 500; }
     .tab:hover, [aria-selected='true'] { color: var(--_text); }
     [aria-selected='true'] { border-color: var(--_accent); }
     .tab:focus-visible { outline-offset: -2px; }

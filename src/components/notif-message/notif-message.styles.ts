@@ -23,7 +23,7 @@ export default [
     .tone1 { background: #0f766e; }
     .tone2 { background: #b45309; }
     .content { display: flex; flex-flow: column; gap: .125rem; min-inline-size: 0; }
-    .link { display: block; padding: 0; border: 0; background: none; color: inherit; text-align: start; text-decoration: none; outline: 0; }
+    .link { display: block; color: inherit; text-align: start; text-decoration: none; outline: 0; }
     .link::after { content: ''; position: absolute; inset: 0; }
     .link:focus-visible::after { outline: 2px solid var(--_focus); outline-offset: -2px; }
     .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
