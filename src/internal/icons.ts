@@ -7,5 +7,5 @@ export const checkIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" 
 export const checkAllIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M18 6 7 17l-5-5m20-2-7.5 7.5L13 16"/></svg>`;
 export const dotIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="4"/></svg>`;
 export const closeIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M18 6 6 18M6 6l12 12"/></svg>`;
-export const inboxIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M22 12h-6l-2 3h-4l-2-3H2m3.45-6.89L2 12v6a2 2 0 0 0 2 2h16a2 2 0 0 0 2-2v-6l-3.45-6.89A2 2 0 0 0 16.76 4H7.24a2 2 0 0 0-1.79 1.11"/></svg>`;
+export const inboxIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M2 12h6l2 3h4l2-3h6M5 4h14l3 8v8H2v-8z"/></svg>`;
 export const alertIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="10"/><path d="M12 8v4m0 4h.01"/></svg>`;
