@@ -64,7 +64,7 @@ export async function request<T>(options: NotifClientOptions, method: string, pa
   for (const [name, value] of Object.entries(init.query ?? {})) for (const v of [value ?? []].flat()) params.append(name, v as string);
   const qs = params + '';
   const body = JSON.stringify(init.body); // undefined without a body
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...init.headers };
+  const headers: Record<string, string> = { ...options.headers, ...init.headers };
   if (options.apiKey) headers.authorization = 'ApiKey ' + options.apiKey;
   if (method != 'GET') headers['idempotency-key'] = init.idempotencyKey ?? newIdempotencyKey();
   if (body) headers['content-type'] = 'application/json';
@@ -73,7 +73,7 @@ export async function request<T>(options: NotifClientOptions, method: string, pa
     response = await (options.fetch ?? fetch)(options.baseUrl.replace(/\/+$/, '') + path + (qs && '?' + qs), { method, headers, body, signal });
   } catch (err) {
     if (signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
-    throw new NotifApiError(0, 'Network error: ' + ((err as Error)?.message ?? err));
+    throw new NotifApiError(0, (err as Error)?.message ?? err); // status 0: no answer (network, CORS)
   }
   const text = await response.text();
   let data: unknown;
