@@ -29,12 +29,10 @@ export const themeStyles = css`
       '0 1px 2px rgb(16 24 40/.06),0 12px 32px -4px rgb(16 24 40/.18)',
       'light',
     )};
-    --_focus: var(--_focus-ring);
     --_font-size-small: var(--notif-font-size-small, .75rem);
     --_radius: var(--notif-radius, .625rem);
     --_radius-small: var(--notif-radius-small, .375rem);
     --_space: var(--notif-spacing, .75rem);
-    --_duration: var(--notif-duration, 160ms);
     font: var(--notif-font-size, .875rem)/1.45 var(--notif-font-family, ui-sans-serif, system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif);
     color: var(--_text);
   }
@@ -43,7 +41,6 @@ export const themeStyles = css`
     :host([theme='auto']) { ${dark} }
   }
   @media (prefers-reduced-motion: reduce) {
-    :host { --_duration: 0s; }
     * { animation: none!important; }
   }
   :host([hidden]) { display: none!important; }
@@ -55,7 +52,7 @@ export const themeStyles = css`
   .sr-only { position: absolute; inline-size: 1px; block-size: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   /* Each kind of button adds its own padding, border and background. */
   button { padding: 0; border: 0; background: none; font: inherit; color: inherit; cursor: pointer; }
-  :focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
+  :focus-visible { outline: 2px solid var(--_focus-ring); outline-offset: 2px; }
   .ghost {
     display: inline-flex; align-items: center; gap: .375rem; padding: .3125rem .5rem;
     border-radius: var(--_radius-small); color: var(--_muted);

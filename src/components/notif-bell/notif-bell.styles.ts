@@ -33,7 +33,5 @@ export default [
         position-try-fallbacks: flip-inline, flip-block, flip-block flip-inline;
       }
     }
-    :popover-open { animation: enter var(--_duration) ease-out; }
-    @keyframes enter { from { opacity: 0; translate: 0 -4px; } }
   `,
 ];

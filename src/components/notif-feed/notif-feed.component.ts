@@ -57,7 +57,6 @@ export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-select
  * @cssprop --notif-radius-small - Buttons' corner radius (default .375rem).
  * @cssprop --notif-spacing - The spacing unit (default .75rem).
  * @cssprop --notif-shadow - Popover shadow.
- * @cssprop --notif-duration - Transitions (0s under prefers-reduced-motion).
  *
  * @fires notif-read-change - Mark all as read.
  * @fires notif-error - A request failed (outermost element only).
@@ -98,7 +97,7 @@ export class NotifFeed extends InboxElement {
       (entries) => {
         if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
       },
-      { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '0px 0px 400px 0px' },
+      { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '400px' },
     ).observe(this.renderRoot.querySelector('.sentinel')!);
   }
 
@@ -172,7 +171,7 @@ export class NotifFeed extends InboxElement {
             >${i ? t.tabUnread : t.tabAll}</button>`,
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
-          state?.loadingMore ? html`<div part="loading-more" class="more"><span></span>${t.loadingMore}</div>` : nothing
+          state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
 

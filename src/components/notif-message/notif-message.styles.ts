@@ -8,7 +8,7 @@ export default [
     .base {
       position: relative; display: grid; grid: none/auto minmax(0, 1fr) auto; gap: var(--_space);
       padding: var(--_space); padding-inline-start: calc(var(--_space) + .25rem);
-      background: var(--_surface); transition: background var(--_duration);
+      background: var(--_surface);
     }
     .unread { background: var(--_surface-unread); }
     .base:hover { background: var(--_surface-hover); }
@@ -25,7 +25,7 @@ export default [
     .content { display: flex; flex-flow: column; gap: .125rem; min-inline-size: 0; }
     .link { display: block; color: inherit; text-align: start; text-decoration: none; outline: 0; }
     .link::after { content: ''; position: absolute; inset: 0; }
-    .link:focus-visible::after { outline: 2px solid var(--_focus); outline-offset: -2px; }
+    .link:focus-visible::after { outline: 2px solid var(--_focus-ring); outline-offset: -2px; }
     .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
