@@ -37,13 +37,11 @@ export default [
     .retry:hover, .banner { background: var(--_surface-hover); }
     .banner { border-block-end: 1px solid var(--_border); }
     .banner .retry { margin-inline-start: auto; padding: .1875rem .5rem; }
-    .more { justify-content: center; }
+    .more { justify-content: center; animation: pulse 1.4s infinite; }
     .skeleton { display: grid; grid: auto/2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
     .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
     .bone:first-child { grid-row: span 2; block-size: 2.25rem; border-radius: 50%; }
     .bone:last-child { inline-size: 55%; }
-    .more span { inline-size: .875rem; block-size: .875rem; border: 2px solid var(--_border); border-block-start-color: var(--_accent); border-radius: 50%; animation: spin .8s linear infinite; }
     @keyframes pulse { 50% { opacity: .45; } }
-    @keyframes spin { to { rotate: 1turn; } }
   `,
 ];
