@@ -7,6 +7,7 @@
 // (an app-supplied `fetch` that holds it), error is the real service refusing an unknown key (401).
 import '../src/index.ts';
 import type { NotifBell, NotifFeed } from '../src/index.ts';
+import { LIGHT, NAMES } from '../src/internal/theme.styles.ts';
 
 interface PlaygroundConfig {
   apiUrl: string;
@@ -204,15 +205,18 @@ async function setUpStates() {
 
 // ---------------------------------------------------------------- theme controls
 
-/** Every `var(--notif-x, default)` of the elements' styles: the theming API and its defaults (light theme first). */
+/**
+ * The theming API and its defaults: the palette (`--notif-color-*` and `--notif-shadow`, built from
+ * data in theme.styles.ts), then every literal `var(--notif-x, default)` of the elements' styles.
+ */
 function themeProperties(): Map<string, string> {
+  const [colours, shadow] = LIGHT;
+  const found = new Map<string, string>(colours.split(' ').map((hex, i) => [`--notif-color-${NAMES[i]}`, `#${hex}`]));
+  found.set('--notif-shadow', shadow);
   const sources = import.meta.glob('../src/**/*.styles.ts', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
   const ordered = Object.entries(sources).sort(([a], [b]) => (a.includes('theme.styles') ? -1 : b.includes('theme.styles') ? 1 : a.localeCompare(b)));
-  const found = new Map<string, string>();
   for (const [, source] of ordered) {
-    // The dark palette's defaults (a `const dark... = css```) are not the light theme's.
-    const text = source.replace(/const\s+dark\w*\s*=\s*css`[\s\S]*?`;/gi, '');
-    for (const m of text.matchAll(/var\(\s*(--notif-[a-z0-9-]+)\s*,\s*((?:[^()]|\((?:[^()]|\([^()]*\))*\))+?)\s*\)/g)) {
+    for (const m of source.matchAll(/var\(\s*(--notif-[a-z0-9-]+)\s*,\s*((?:[^()]|\((?:[^()]|\([^()]*\))*\))+?)\s*\)/g)) {
       if (!found.has(m[1]!)) found.set(m[1]!, m[2]!.trim());
     }
   }

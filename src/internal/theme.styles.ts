@@ -5,11 +5,11 @@ import { css, unsafeCSS } from 'lit';
 // `theme` attribute (`auto` follows `prefers-color-scheme`). Every default text colour meets 4.5:1 on
 // the surfaces it sits on, in both palettes (test/components/a11y.test.ts computes it).
 
-/** The palette's colours: each `--_name` defaults to `--notif-color-name` (focus: `--notif-color-focus-ring`). */
-const NAMES = 'surface surface-raised surface-hover surface-unread text muted border accent accent-hover on-accent unread focus-ring danger skeleton badge on-badge'.split(' ');
+/** The palette's colours: each `--_name` defaults to `--notif-color-name`. */
+export const NAMES = 'surface surface-raised surface-hover surface-unread text muted border accent accent-hover on-accent unread focus-ring danger skeleton badge on-badge'.split(' ');
 
 /** A palette: its colours in the order of NAMES (hex digits; fewer leave the rest as they are), its shadow and colour scheme. */
-const palette = (colours: string, shadow: string, scheme: string) =>
+const palette = (colours: string, shadow: string, scheme?: string) =>
   unsafeCSS(
     colours.split(' ').map((c, i) => `--_${NAMES[i]}:var(--notif-color-${NAMES[i]},#${c});`).join('') +
       `--_shadow:var(--notif-shadow,${shadow});color-scheme:${scheme}`,
@@ -22,13 +22,18 @@ const dark = palette(
   'dark',
 );
 
+/**
+ * The light palette, the defaults: colours in the order of NAMES, then the shadow. Exported for the
+ * playground's theme controls (demo/states.ts), which cannot read these defaults from the CSS text.
+ */
+export const LIGHT = [
+  'fff fff f4f5f7 f5f7ff 1b1f24 5d6470 e3e6eb 4f46e5 4338ca fff 4f46e5 4f46e5 c62a2f eceef2 dc2626 fff',
+  '0 1px 2px rgb(16 24 40/.06),0 12px 32px -4px rgb(16 24 40/.18)',
+] as const;
+
 export const themeStyles = css`
   :host {
-    ${palette(
-      'fff fff f4f5f7 f5f7ff 1b1f24 5d6470 e3e6eb 4f46e5 4338ca fff 4f46e5 4f46e5 c62a2f eceef2 dc2626 fff',
-      '0 1px 2px rgb(16 24 40/.06),0 12px 32px -4px rgb(16 24 40/.18)',
-      'light',
-    )};
+    ${palette(...LIGHT, 'light')};
     --_font-size-small: var(--notif-font-size-small, .75rem);
     --_radius: var(--notif-radius, .625rem);
     --_radius-small: var(--notif-radius-small, .375rem);

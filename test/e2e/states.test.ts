@@ -66,6 +66,11 @@ test('every state side by side, on real subscribers made at page load, again the
 });
 
 test('a theme control restyles every state and writes the CSS to copy', { timeout: 30_000 }, async () => {
+  // A control for each custom property of the theming API (colours built from data, the rest literal in the CSS).
+  const names = await page.$$eval('#theme-controls input[type="text"]', (inputs) => inputs.map((i) => (i as HTMLInputElement).name));
+  for (const name of ['--notif-color-surface', '--notif-color-accent', '--notif-color-on-badge', '--notif-shadow', '--notif-radius', '--notif-font-family', '--notif-popover-width', '--notif-bell-color']) {
+    assert.ok(names.includes(name), `a control for ${name} (have: ${names.join(' ')})`);
+  }
   const feed = card('3 messages').locator('notif-feed');
   const surface = () => feed.evaluate((el) => getComputedStyle(el.shadowRoot!.querySelector('[part~="base"]')!).backgroundColor);
   const before = await surface();
