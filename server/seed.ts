@@ -12,11 +12,11 @@ export async function isFresh(db: Db): Promise<boolean> {
 
 /** The demo subscribers, the first one ('ada') being the one the demo page shows. */
 export const DEMO_SUBSCRIBERS = [
-  { subscriberId: 'ada', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', avatar: 'https://i.pravatar.cc/96?u=ada' },
-  { subscriberId: 'grace', firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', avatar: 'https://i.pravatar.cc/96?u=grace' },
+  { subscriberId: 'ada', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', avatar: '/avatars/ada.svg' },
+  { subscriberId: 'grace', firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', avatar: '/avatars/grace.svg' },
   { subscriberId: 'alan', firstName: 'Alan', lastName: 'Turing', email: 'alan@example.com' },
   { subscriberId: 'katherine', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' },
-  { subscriberId: 'linus', firstName: 'Linus', lastName: 'Torvalds', email: 'linus@example.com', avatar: 'https://i.pravatar.cc/96?u=linus' },
+  { subscriberId: 'linus', firstName: 'Linus', lastName: 'Torvalds', email: 'linus@example.com', avatar: '/avatars/linus.svg' },
 ] as const;
 export const DEMO_SUBSCRIBER_IDS = DEMO_SUBSCRIBERS.map((s) => s.subscriberId);
 

@@ -38,6 +38,12 @@ test('the playground sends a notification and the badge and feed update live', {
   assert.equal(await page.locator('#subscriber option').count(), 5);
   assert.deepEqual(await page.locator('#workflow option').allTextContents(), ['Project invitation', 'Reply to a comment', 'Invoice paid']);
   await fullFeedSubjects().first().waitFor();
+  // The seeded actors' avatars come from the playground itself (demo/public/avatars), not the network.
+  const avatar = page.locator('#feed notif-message img[part~="avatar"]').first();
+  await avatar.waitFor();
+  assert.match((await avatar.getAttribute('src')) ?? '', /^\/avatars\/\w+\.svg$/);
+  await page.waitForFunction((img) => (img as HTMLImageElement).complete, await avatar.elementHandle());
+  assert.ok(await avatar.evaluate((img) => (img as HTMLImageElement).naturalWidth > 0), 'the avatar image loaded');
   await badge().waitFor();
   const before = Number(await badge().textContent());
   assert.ok(before > 0, `seeded unseen messages, badge ${before}`);

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../server/db/index.ts';
@@ -44,8 +44,13 @@ describe('demo seed', () => {
     assert.equal(subscribers.size, 5);
     for (const s of subscribers.values()) {
       assert.ok(s.firstName && s.lastName && s.email, JSON.stringify(s));
-      if (s.avatar !== undefined) assert.match(s.avatar, /^https:\/\//);
+      if (s.avatar !== undefined) {
+        // Served by the playground itself (demo/public): no request leaves the machine.
+        assert.match(s.avatar, /^\/avatars\/[a-z]+\.svg$/);
+        assert.ok(existsSync(new URL(`../../demo/public${s.avatar}`, import.meta.url)), `${s.avatar} exists in demo/public`);
+      }
     }
+    assert.ok(messages.some((m) => m.avatar?.startsWith('/avatars/')), 'messages carry the actors\' avatars (relative URLs survive rendering)');
     assert.ok([...subscribers.values()].some((s) => s.avatar === undefined), 'some subscribers have no avatar');
     const read = messages.filter((m) => m.read).length;
     const seen = messages.filter((m) => m.seen).length;
