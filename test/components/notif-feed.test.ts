@@ -185,7 +185,9 @@ describe('<notif-feed>', () => {
     const sub = await uniqueSubscriber();
     await triggerMany(workflowId, sub, 45);
     const feed = await feedFor(sub, { pageSize: 10 });
-    await feed.loaded(10);
+    // Not loaded(10): the second page follows at once when the first leaves the sentinel within
+    // 400px of the view, so exactly 10 is a moment the check may miss.
+    await feed.loaded();
     let scrolls = 0;
     await waitFor(
       async () => {
@@ -203,6 +205,30 @@ describe('<notif-feed>', () => {
     expect(new Set(ids).size).to.equal(45);
     expect(feed.subjects.at(-1)).to.equal('Message 0');
     expect(feed.subjects[0]).to.equal('Message 44');
+  });
+
+  it('keeps paging when the view jumps to the end right after each page renders', async function () {
+    // The loop looks at the sentinel just after a page renders (far below: it stops); the jump
+    // brings the sentinel back before the observer's next look, so the observer sees no change.
+    this.timeout(30_000);
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 35);
+    window.scrollTo(0, 0); // an earlier test may have left the page scrolled down
+    const feed = await feedFor(sub, { pageSize: 10 });
+    await feed.loaded();
+    // The first pages fill the view and stop short of the end.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(feed.messages.length).to.be.within(10, 25);
+    const jump = () => window.scrollTo(0, document.documentElement.scrollHeight);
+    const renders = new MutationObserver(() => setTimeout(jump, 0));
+    renders.observe(feed.root, { childList: true, subtree: true });
+    try {
+      jump();
+      await waitFor(() => feed.messages.length >= 35, 'all 35 messages without another scroll', 15_000);
+    } finally {
+      renders.disconnect();
+    }
+    expect(new Set(feed.ids).size).to.equal(35);
   });
 
   it('rolls back a mutation the server refuses (500) and fires notif-error', async () => {

@@ -74,6 +74,7 @@ export class NotifFeed extends InboxElement {
   /** The message holding the list's tab stop. */
   #activeId?: string;
   #sentinelVisible = false;
+  #observer?: IntersectionObserver;
   #pumping = false;
   #stalls = 0;
   #stallTimer?: ReturnType<typeof setTimeout>;
@@ -93,12 +94,12 @@ export class NotifFeed extends InboxElement {
    * reports again once the element is back (nothing holds the element beyond that).
    */
   protected override firstUpdated() {
-    new IntersectionObserver(
+    (this.#observer = new IntersectionObserver(
       (entries) => {
         if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
       },
       { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '400px' },
-    ).observe(this.renderRoot.querySelector('.sentinel')!);
+    )).observe(this.renderRoot.querySelector('.sentinel')!);
   }
 
   protected override updated() {
@@ -115,16 +116,21 @@ export class NotifFeed extends InboxElement {
     // A run asked for while one is running is not needed: that one looks again after each await.
     if (!store || this.#pumping) return;
     this.#pumping = true;
-    let rect: DOMRect;
     try {
-      await null; // never change state inside the update that asked
-      // The observer starts the loop; geometry keeps it honest (its last report may be stale).
-      while (
-        this.#sentinelVisible &&
-        // No height: the sentinel (1px high) is not rendered (closed popover, or detached).
-        (rect = this.renderRoot.querySelector('.sentinel')!.getBoundingClientRect()).height &&
-        rect.top <= (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400
-      ) {
+      // (`await null`: never change state inside the update that asked.)
+      for (await null; this.#sentinelVisible; ) {
+        // The observer starts the loop; geometry keeps it honest, since the observer's last report may
+        // be stale: a page rendered (the sentinel far below: the loop stops here) and the view jumped to
+        // the new end before the observer looked again, so it saw no change and says nothing. Watching
+        // the sentinel afresh makes it report where the sentinel is now. (No height: the 1px sentinel
+        // is not rendered, as in a closed popover.)
+        const sentinel = this.renderRoot.querySelector('.sentinel')!;
+        const rect = sentinel.getBoundingClientRect();
+        if (!rect.height || rect.top > (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400) {
+          this.#observer!.unobserve(sentinel);
+          this.#observer!.observe(sentinel);
+          break;
+        }
         const s = store.state;
         // (`loading` is the first page's status: never with `loaded`.)
         if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'error') break;
