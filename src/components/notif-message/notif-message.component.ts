@@ -148,7 +148,7 @@ export class NotifMessage extends NotifElement {
               this.requestUpdate();
             }}
           />`
-        : html`<span part="avatar" class="avatar tone${initialsOf.length % 3}" aria-hidden="true">${initials(initialsOf)}</span>`}<div
+        : html`<span part="avatar" class="avatar" aria-hidden="true">${initials(initialsOf)}</span>`}<div
         part="content"
         class="content"
       >${url

@@ -20,8 +20,6 @@ export default [
       display: grid; place-items: center; inline-size: 2.25rem; block-size: 2.25rem; border-radius: 50%;
       object-fit: cover; font-size: .8125rem; font-weight: 600; color: #fff; background: #4f46e5;
     }
-    .tone1 { background: #0f766e; }
-    .tone2 { background: #b45309; }
     .content { display: flex; flex-flow: column; gap: .125rem; min-inline-size: 0; }
     .link { display: block; color: inherit; text-align: start; text-decoration: none; outline: 0; }
     .link::after { content: ''; position: absolute; inset: 0; }
