@@ -2,8 +2,6 @@ import type { Translation } from './translation.ts';
 
 const en: Translation = {
   $code: 'en',
-  $name: 'English',
-  $dir: 'ltr',
 
   notifications: 'Notifications',
   bellLabel: (count, formatted) => (count ? `Notifications, ${formatted} unseen` : 'Notifications'),

@@ -5,8 +5,10 @@
 export interface Translation {
   /** BCP 47 language tag, e.g. 'en' or 'de-CH'. */
   $code: string;
-  $name: string;
-  $dir: 'ltr' | 'rtl';
+  /** The language's own name, e.g. 'Deutsch' (for a language picker; the elements do not show it). */
+  $name?: string;
+  /** Its direction (the elements follow the page's `dir`, whatever this says). */
+  $dir?: 'ltr' | 'rtl';
 
   notifications: string;
   /** The bell's accessible name, e.g. "Notifications, 3 unseen". `formatted` is "99+" past 99. */
