@@ -42,6 +42,7 @@ describe('authentication', () => {
     assert.ok(r.status === 204 || r.status === 200, `status ${r.status}`);
     assert.equal(r.headers.get('access-control-allow-origin'), '*');
     assert.match(r.headers.get('access-control-allow-headers') ?? '', /idempotency-key/i);
+    assert.equal(r.headers.get('access-control-max-age'), '7200', 'browsers reuse the preflight for two hours');
   });
 });
 
