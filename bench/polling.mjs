@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { startService } from '../scripts/service.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SCRIPT = join(ROOT, 'dist/notif-inbox.min.js');
@@ -92,40 +93,9 @@ const cleanup = [];
 
 // ---- the service, with one subscriber and three unseen messages ----
 
-async function startService() {
-  const dir = mkdtempSync(join(tmpdir(), 'notif-bench-polling-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', NOTIF_API_KEYS: `${KEY}=bench/polling` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  cleanup.push(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, sleep(5000)]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
-  let output = '';
-  const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk) => {
-      output += chunk;
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]);
-      }
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    child.stderr.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited with ${code}:\n${output}`));
-    });
-  });
+async function startBenchService() {
+  const { url, stop } = await startService({ key: KEY, tenant: 'bench/polling', name: 'notif-bench-polling-' });
+  cleanup.push(stop);
   const call = async (method, path, body) => {
     const res = await fetch(url + path, { method, headers: { authorization: `ApiKey ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -306,7 +276,7 @@ async function measure(label, seconds) {
 // ---- the run ----
 
 async function main() {
-  const serviceUrl = await startService();
+  const serviceUrl = await startBenchService();
   const proxyUrl = await startProxy(serviceUrl);
   const pageUrl = (await startPageServer(proxyUrl)) + '/';
   log(`service ${serviceUrl}, counted through ${proxyUrl}, page ${pageUrl}`);

@@ -21,12 +21,12 @@
 //
 // Messages are made through the service's own trigger endpoint (POST /v1/events/trigger, one message
 // per request: the service has no bulk trigger), BENCH_CONCURRENCY requests at a time.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, tmpdir } from 'node:os';
+import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { startService } from '../scripts/service.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUNDLE = join(ROOT, 'dist/notif-inbox.min.js');
@@ -126,41 +126,6 @@ feed.setAttribute('page-size', q.get('size'));
 document.body.append(feed);
 </script>
 </body></html>`;
-
-async function startService(dir) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', NOTIF_API_KEYS: `${KEY}=bench/production` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in 30 s:\n${output}`)), 30_000);
-    child.stdout.setEncoding('utf8').on('data', (chunk) => {
-      output += chunk;
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]);
-      }
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited with ${code} before listening:\n${output}`));
-    });
-  });
-  return {
-    url,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    },
-  };
-}
 
 async function api(base, method, path, body) {
   const res = await fetch(base + path, {
@@ -373,11 +338,10 @@ async function main() {
     console.error('dist/notif-inbox.min.js is missing: run npm run build first');
     process.exit(1);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'notif-bench-render-'));
-  const cleanups = [() => rmSync(dir, { recursive: true, force: true })];
+  const cleanups = [];
   const started = performance.now();
   try {
-    const service = await startService(dir);
+    const service = await startService({ key: KEY, tenant: 'bench/production', name: 'notif-bench-render-' });
     cleanups.unshift(() => service.stop());
     log(`service on ${service.url}; triggering ${int(MESSAGES)} messages, ${CONCURRENCY} at a time`);
     const subscriberId = 'bench-reader';

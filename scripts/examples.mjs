@@ -6,11 +6,10 @@
 // The e2e tests (test/e2e/{react,vue,plain}.test.ts) use the same functions. Each page reads
 // /example-config.json ({ baseUrl, apiKey, subscriberId }): a development setup on localhost; the
 // README's security section shows the production path.
-import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { extname, join, resolve, sep } from 'node:path';
+import { startService } from './service.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 export const EXAMPLE_KEY = 'example_development_key';
@@ -32,42 +31,7 @@ async function call(baseUrl, method, path, body) {
  * Decline buttons that redirect to /projects/<id>, and one note.
  */
 export async function startExampleService() {
-  const dir = mkdtempSync(join(tmpdir(), 'notif-example-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed'], {
-    cwd: ROOT,
-    env: { ...process.env, NOTIF_API_KEYS: `${EXAMPLE_KEY}=examples/development` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const stop = async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
-  let output = '';
-  const baseUrl = await new Promise((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk) => {
-      output += chunk;
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]);
-      }
-    };
-    child.stdout.setEncoding('utf8').on('data', onData);
-    child.stderr.setEncoding('utf8').on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited with ${code}:\n${output}`));
-    });
-  }).catch(async (e) => {
-    await stop();
-    throw e;
-  });
+  const { url: baseUrl, stop } = await startService({ key: EXAMPLE_KEY, tenant: 'examples/development', name: 'notif-example-' });
 
   const subscriberId = 'example-ada';
   await call(baseUrl, 'POST', '/v2/subscribers', { subscriberId, firstName: 'Ada', lastName: 'Lovelace' });
