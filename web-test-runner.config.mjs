@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { tsImport } from 'tsx/esm/api';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './scripts/chromium.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const KEYS = { apiKey: 'wtr_key', otherKey: 'wtr_key_b' };
@@ -110,16 +111,10 @@ export default {
       // both stay visible, as the store stops polling in a hidden page.
       createPage: async ({ browser }) => (await browser.createBrowserContext()).newPage(),
       launchOptions: {
-        executablePath: '/usr/bin/chromium',
+        executablePath: CHROMIUM_PATH,
         headless: true,
         args: [
-          '--headless=new',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
+          ...CHROMIUM_ARGS,
           // Two windows side by side: keep both rendering frames (IntersectionObserver, animations).
           '--disable-backgrounding-occluded-windows',
           '--disable-renderer-backgrounding',

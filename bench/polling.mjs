@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium.mjs';
 import { startService } from '../scripts/service.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -47,16 +48,6 @@ export const BUDGETS = {
   /** "requests while every tab is hidden: 0". */
   hidden: 0,
 };
-
-const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 const { values: opts } = parseArgs({
   options: {
@@ -190,7 +181,7 @@ async function listen(server) {
 
 async function startBrowser() {
   const dir = mkdtempSync(join(tmpdir(), 'notif-bench-chromium-'));
-  const child = spawn(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', [...CHROMIUM_ARGS, '--remote-debugging-port=0', `--user-data-dir=${dir}`, 'about:blank'], {
+  const child = spawn(CHROMIUM_PATH, [...CHROMIUM_ARGS, '--remote-debugging-port=0', `--user-data-dir=${dir}`, 'about:blank'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   cleanup.push(async () => {

@@ -26,6 +26,7 @@ import { createServer } from 'node:http';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../scripts/chromium.mjs';
 import { startService } from '../scripts/service.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -40,8 +41,6 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const KEY = 'bench_render_key';
 
 const BUDGET = { firstRender: 16, longTask: 50 };
-const CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-
 const ms = (n) => `${n.toFixed(1)} ms`;
 const int = (n) => Math.round(n).toLocaleString('en-US');
 const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
@@ -350,7 +349,7 @@ async function main() {
 
     const pages = await startPageServer();
     cleanups.unshift(() => pages.close());
-    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     cleanups.unshift(() => browser.close());
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const expected = Math.min(PAGE_SIZE, MESSAGES);

@@ -1,6 +1,6 @@
-// The service as a child process for scripts and benchmarks (the tests have their own in
-// test/server/helpers.ts): `server/main.ts serve` on a free port and a fresh SQLite database in a
-// temporary folder, with one API key, resolved once it prints `listening on <url>`.
+// The service as a child process for scripts, benchmarks and the e2e tests (the server tests have
+// their own in test/server/helpers.ts): `server/main.ts serve` on a free port and a fresh SQLite
+// database in a temporary folder, resolved once it prints the line it is waited for.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,17 +9,19 @@ import { join, resolve } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '..');
 
 /**
- * Starts the service with `key` for `organization/environment` (NOTIF_API_KEYS), never on a
- * DATABASE_URL the caller's environment may hold. `stop()` ends it (SIGTERM, then SIGKILL after 5 s)
- * and removes its database.
- * @param {{ key: string, tenant: string, name?: string }} options
+ * Starts the service, never on a DATABASE_URL the caller's environment may hold: with `key` for
+ * `tenant` ('organization/environment', as NOTIF_API_KEYS), with `args` after `serve` (default
+ * --no-seed; `--demo` seeds and serves the playground too), resolving to the first URL `ready`
+ * matches in its output (default: the service's own `listening on <url>`). `stop()` ends it
+ * (SIGTERM, then SIGKILL after 5 s) and removes its database.
+ * @param {{ key?: string, tenant?: string, name?: string, args?: string[], ready?: RegExp }} options
  * @returns {Promise<{ url: string, stop(): Promise<void> }>}
  */
-export async function startService({ key, tenant, name = 'notif-service-' }) {
+export async function startService({ key, tenant, name = 'notif-service-', args = ['--no-seed'], ready = /listening on (http:\/\/\S+)/ }) {
   const dir = mkdtempSync(join(tmpdir(), name));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', NOTIF_API_KEYS: `${key}=${tenant}` },
+    env: { ...process.env, DATABASE_URL: '', ...(key && { NOTIF_API_KEYS: `${key}=${tenant}` }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = async () => {
@@ -36,7 +38,7 @@ export async function startService({ key, tenant, name = 'notif-service-' }) {
     const timer = setTimeout(() => reject(new Error(`service did not start in 60 s:\n${output}`)), 60_000);
     const onData = (chunk) => {
       output += chunk;
-      const m = /listening on (http:\/\/\S+)/.exec(output);
+      const m = ready.exec(output);
       if (m) {
         clearTimeout(timer);
         resolveUrl(m[1]);
