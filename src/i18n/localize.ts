@@ -21,7 +21,7 @@ export const translationFor = (locale: string): Translation => {
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
   el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language;
 
-const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl.DateTimeFormat> = {};
+const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat> = {};
 
 /** One formatter per kind and locale; an invalid locale tag falls back to English rather than break rendering. */
 const intl = (Format: new (locale: string, options?: object) => object, locale: string, options?: object) => {
@@ -53,10 +53,6 @@ export function relativeTime(date: Date, now: number, locale: string): string {
 }
 
 export const formatNumber = (n: number, locale: string): string => intl(Intl.NumberFormat, locale).format(n);
-
-/** A full date and time for tooltips. */
-export const formatDateTime = (date: Date, locale: string): string =>
-  intl(Intl.DateTimeFormat, locale, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
 
 /** A count as a badge shows it: the number, or "99+" past `max`. */
 export const formatCount = (n: number, locale: string, max = 99): string =>
