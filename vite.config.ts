@@ -14,7 +14,7 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 //
 // Both resolve Lit's `production` export condition (never its development build, which warns
 // "Lit is in dev mode" in the console) and minify the css``/html`` templates at build time.
-// The playground's dev server (server/demo.ts) is configured on its own and does not read this file.
+// The playground's dev server (server/src/demo.ts) is configured on its own and does not read this file.
 
 const ENTRIES = {
   'notif-inbox': 'src/index.ts',

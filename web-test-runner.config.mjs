@@ -1,5 +1,5 @@
 // Browser tests (Chromium) of src/api, src/store and the elements, against the real service: the run
-// starts `server/main.ts serve` on a free port with a fresh database and fault injection on, and
+// starts `server/src/main.ts serve` on a free port with a fresh database and fault injection on, and
 // hands its URL and test keys to the pages as /__notif-test.json (see test/components/server.ts).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,7 +42,7 @@ function notifServer() {
       dir = mkdtempSync(join(tmpdir(), 'notif-wtr-'));
       child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed', '--faults'],
+        ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), '--no-seed', '--faults'],
         {
           cwd: root,
           env: { ...process.env, NOTIF_API_KEYS: `${KEYS.apiKey}=wtr/test,${KEYS.otherKey}=wtr/other` },
@@ -70,9 +70,9 @@ function notifServer() {
         });
       });
       info = JSON.stringify({ baseUrl, ...KEYS, proxyPath: '/notif', proxyHmacKey: PROXY_HMAC_KEY });
-      // The browser-safe gateway (server/proxy.ts) on the test pages' own origin, as a host app
+      // The browser-safe gateway (server/src/proxy.ts) on the test pages' own origin, as a host app
       // would mount it: pages reach the service through /notif with a subscriber hash and no key.
-      const { createInboxProxy } = await tsImport('./server/proxy.ts', import.meta.url);
+      const { createInboxProxy } = await tsImport('./server/src/proxy.ts', import.meta.url);
       proxy = createInboxProxy({ serviceUrl: baseUrl, apiKey: KEYS.apiKey, hmacKey: PROXY_HMAC_KEY, basePath: '/notif' });
     },
     serverStop: stop,

@@ -6,7 +6,7 @@
 //   node bench/polling.mjs --poll 3 --seconds 15       faster polling while developing (the budget
 //                                                      is about 15 s: report figures from a default run)
 //
-// The real parts: the service (server/main.ts, its own temporary database, one subscriber with three
+// The real parts: the service (server/src/main.ts, its own temporary database, one subscriber with three
 // unseen messages), dist/notif-inbox.min.js on a page served from another origin (as a script-tag
 // user's page is), and Debian's Chromium. Between the page and the service sits a counting proxy
 // (node:http), so every request that reaches the service is counted, CORS preflights (OPTIONS)

@@ -1,5 +1,5 @@
 // Rendering against DESIGN.md's budgets, with the real parts: the built script-tag bundle
-// (dist/notif-inbox.min.js), the real service (server/main.ts on a temporary SQLite database) and
+// (dist/notif-inbox.min.js), the real service (server/src/main.ts on a temporary SQLite database) and
 // Debian's Chromium through playwright-core.
 //
 //   node bench/render.mjs                          (npm run build first: it measures dist/ as it is)

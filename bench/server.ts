@@ -12,10 +12,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { openDatabase } from '../server/db/index.ts';
-import { registerKey } from '../server/auth.ts';
-import { newId } from '../server/ids.ts';
-import { newSubscriberRow } from '../server/engine/subscribers.ts';
+import { openDatabase } from '../server/src/db/index.ts';
+import { registerKey } from '../server/src/auth.ts';
+import { newId } from '../server/src/ids.ts';
+import { newSubscriberRow } from '../server/src/engine/subscribers.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -201,7 +201,7 @@ async function main() {
     const bare = await startProcess(['-e', BARE]);
     children.push(bare.child);
     const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean); // e.g. --cpu-prof
-    const service = await startProcess([...nodeFlags, '--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', dbPath, '--no-seed'], {
+    const service = await startProcess([...nodeFlags, '--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', dbPath, '--no-seed'], {
       NOTIF_API_KEYS: `${KEY}=bench/production`,
     });
     children.push(service.child);

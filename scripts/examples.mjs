@@ -26,7 +26,7 @@ async function call(baseUrl, method, path, body) {
 }
 
 /**
- * Starts the service (`server/main.ts serve`) on a free port and a temporary database, with the
+ * Starts the service (`server/src/main.ts serve`) on a free port and a temporary database, with the
  * example key, subscriber `example-ada`, and three unseen messages: two invitations with Accept /
  * Decline buttons that redirect to /projects/<id>, and one note.
  */

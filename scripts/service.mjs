@@ -1,5 +1,5 @@
 // The service as a child process for scripts, benchmarks and the e2e tests (the server tests have
-// their own in test/server/helpers.ts): `server/main.ts serve` on a free port and a fresh SQLite
+// their own in test/server/helpers.ts): `server/src/main.ts serve` on a free port and a fresh SQLite
 // database in a temporary folder, resolved once it prints the line it is waited for.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +19,7 @@ const ROOT = resolve(import.meta.dirname, '..');
  */
 export async function startService({ key, tenant, name = 'notif-service-', args = ['--no-seed'], ready = /listening on (http:\/\/\S+)/ }) {
   const dir = mkdtempSync(join(tmpdir(), name));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: '', ...(key && { NOTIF_API_KEYS: `${key}=${tenant}` }) },
     stdio: ['ignore', 'pipe', 'pipe'],

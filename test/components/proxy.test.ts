@@ -5,7 +5,7 @@ import { BellHarness, pretendVisible, waitFor } from './harness.ts';
 import { api, createWorkflow, subscriberHash, testServer, triggerMany, uniqueSubscriber } from './server.ts';
 
 // The production path: the page holds no API key. <notif-bell> talks to the proxy on its own origin
-// (server/proxy.ts, mounted by web-test-runner.config.mjs at /notif) with a subscriber hash.
+// (server/src/proxy.ts, mounted by web-test-runner.config.mjs at /notif) with a subscriber hash.
 
 describe('through the proxy, without a key in the page', () => {
   let workflowId: string;

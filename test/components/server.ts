@@ -11,7 +11,7 @@ export interface TestServerInfo {
   apiKey: string;
   /** A key of another environment (wtr/other): must never see apiKey's data. */
   otherKey: string;
-  /** Where the test pages' own origin mounts the proxy (server/proxy.ts) in front of apiKey's environment. */
+  /** Where the test pages' own origin mounts the proxy (server/src/proxy.ts) in front of apiKey's environment. */
   proxyPath: string;
   /** The host secret the proxy checks subscriber hashes with (a server-side secret in a real app). */
   proxyHmacKey: string;
@@ -104,7 +104,7 @@ export interface Fault {
   retryAfter?: number;
 }
 
-/** Makes the next `times` matching requests fail with `status` (server/faults.ts; `serve --faults`). */
+/** Makes the next `times` matching requests fail with `status` (server/src/faults.ts; `serve --faults`). */
 export async function injectFault(fault: Fault): Promise<void> {
   const { baseUrl } = await testServer();
   const r = await fetch(`${baseUrl}/__faults`, {

@@ -77,7 +77,7 @@ export class TestServer {
       await adminQuery(own.adminUrl, `CREATE DATABASE "${own.name}"`);
       own.created = true;
     }
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', 'serve', '--port', '0', '--db', this.dbPath, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', this.dbPath, ...args], {
       cwd: ROOT,
       // DATABASE_URL wins over --db in the service: point it at this server's database too.
       env: { ...process.env, DATABASE_URL: this.postgres ? this.dbPath : '', NOTIF_API_KEYS: KEY_LIST, ...this.extraEnv },

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDatabase } from '../../server/db/index.ts';
+import { openDatabase } from '../../server/src/db/index.ts';
 import { expectErrorBody, KEYS, startServer, type TestServer } from './helpers.ts';
 
 // Endpoints 16, 17 and 18 over real HTTP. Runs are made through the public API (POST /v2/workflows,

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/proxy.ts';
+import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/src/proxy.ts';
 import { KEYS, startServer, type TestServer } from './helpers.ts';
 
 // The browser-safe gateway in front of the real service: the page holds no key, proves its

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../server/db/index.ts';
-import { DEMO_SUBSCRIBER_IDS, seedDemo } from '../../server/seed.ts';
+import { openDatabase } from '../../server/src/db/index.ts';
+import { DEMO_SUBSCRIBER_IDS, seedDemo } from '../../server/src/seed.ts';
 import { expectErrorBody, TestServer } from './helpers.ts';
 import { allMessages, unseenCount } from './fixtures.ts';
 

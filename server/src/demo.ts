@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
 import { hashKey } from './auth.ts';
 import type { Db } from './db/index.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// The repository's root (server/src/demo.ts or, compiled, server/dist/demo.js): the playground runs from a checkout.
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** What the playground page needs: where the service is, its development key, who and what to try. */
 export interface PlaygroundConfig {
@@ -94,7 +96,10 @@ function demoConfigPlugin(apiUrl: string, db: Db): Plugin {
  * a free port from 5173 up, on 127.0.0.1, whose page reads its configuration from /demo-config.json.
  */
 export async function startPlayground(options: { apiUrl: string; db: Db; port?: number }): Promise<{ url: string; close(): Promise<void> } | null> {
-  const { createServer } = await import('vite');
+  // vite is the repository's development dependency, not the package's: an installed service has no playground.
+  const vite = await import('vite').catch(() => null);
+  if (!vite || !existsSync(`${ROOT}demo/index.html`)) throw new Error('--demo serves the playground from a checkout of the notif-inbox repository (npm start there); this install has none');
+  const { createServer } = vite;
   const apiUrl = options.apiUrl.replace('[::1]', 'localhost');
   const server = await createServer({
     configFile: false,

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.ts';
 import { generateKey, parseKeyList, registerKey } from './auth.ts';

@@ -1,12 +1,25 @@
 import type { Tenant } from '../auth.ts';
 import { newId } from '../ids.ts';
 import { toJson } from '../json.ts';
-import type { CreateSubscriberRequest } from '../../src/api/types.ts';
 import type { SubscriberRow } from '../views.ts';
 import type { Store } from './types.ts';
 
-/** A recipient of a trigger: a subscriberId, or a subscriber object whose given fields are applied (endpoint 8's body). */
-export type RecipientInput = CreateSubscriberRequest;
+/**
+ * A recipient of a trigger: a subscriberId, or a subscriber object whose given fields are applied
+ * (endpoint 8's body, `CreateSubscriberRequest` in the elements' api/types.ts; written out here so the
+ * service's package stands alone).
+ */
+export interface RecipientInput {
+  subscriberId: string;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  phone?: string;
+  avatar?: string;
+  timezone?: string;
+  locale?: string;
+  data?: unknown;
+}
 
 /** A new subscriber's row: no profile, no channels, no topics; `fields` fill it in. */
 export function newSubscriberRow(tenant: Tenant, subscriberId: string, iso: string, fields: Partial<SubscriberRow> = {}): SubscriberRow {
