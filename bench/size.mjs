@@ -17,10 +17,10 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 const ROOT = resolve(import.meta.dirname, '..');
 
 export const BUDGETS = {
-  /** dist/notif-inbox.min.js, gzip: DESIGN.md "script-tag bundle ... <= 18 KB". */
-  scriptTag: 18 * 1024,
-  /** The ES build, Lit external, gzip: DESIGN.md "<= 12 KB". */
-  es: 12 * 1024,
+  /** dist/notif-inbox.min.js, gzip: DESIGN.md "script-tag file, every element ... <= 22 KB". */
+  scriptTag: 22 * 1024,
+  /** The ES build of notif-inbox (bell, feed, message), Lit external, gzip: DESIGN.md "<= 15 KB". */
+  es: 15 * 1024,
 };
 
 /**
