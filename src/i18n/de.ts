@@ -24,6 +24,7 @@ const de: Translation = {
   offline: 'Sie sind offline. Angezeigt wird, was bereits geladen war.',
   retry: 'Erneut versuchen',
   notConfigured: 'Dieser Posteingang ist nicht konfiguriert: Setzen Sie base-url und subscriber-id.',
+  close: 'Schließen',
   markRead: 'Als gelesen markieren',
   markUnread: 'Als ungelesen markieren',
   delete: 'Löschen',

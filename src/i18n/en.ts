@@ -21,6 +21,7 @@ const en: Translation = {
   offline: 'Offline: showing what was loaded.',
   retry: 'Retry',
   notConfigured: 'Inbox not configured: set base-url and subscriber-id.',
+  close: 'Close',
   markRead: 'Mark as read',
   markUnread: 'Mark as unread',
   delete: 'Delete',

@@ -21,11 +21,11 @@ export const translationFor = (locale: string): Translation => {
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
   el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language;
 
-const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat> = {};
+const formats: Record<string, Intl.RelativeTimeFormat & Intl.NumberFormat & Intl.DateTimeFormat> = {};
 
 /** One formatter per kind and locale; an invalid locale tag falls back to English rather than break rendering. */
 const intl = (Format: new (locale: string, options?: object) => object, locale: string, options?: object) => {
-  const key = Format.name + locale;
+  const key = Format.name + locale + JSON.stringify(options);
   try {
     return (formats[key] ??= new Format(locale, options) as never);
   } catch {
@@ -44,13 +44,22 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['minute', 45e3],
 ];
 
-/** "now", "5 min. ago", "yesterday", "3 wk. ago": the largest whole unit, through Intl.RelativeTimeFormat. */
+/**
+ * How long ago, compact in every locale: "now", "5m", "2h", "1w" ("jetzt", "5 Min.", "2 Std.", "1 W"):
+ * the largest whole unit through Intl.NumberFormat's narrow units (the time's title has the full date).
+ */
 export function relativeTime(date: Date, now: number, locale: string): string {
-  const ms = +date - now;
-  // Under 45 s: 0 seconds, which reads "now".
-  const [unit, size] = UNITS.find(([, size]) => Math.abs(ms) >= size) ?? ['second', Infinity];
-  return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto', style: 'short' }).format((ms / size) | 0, unit);
+  const ms = Math.abs(now - +date);
+  // Under 45 s: "now".
+  const [unit, size] = UNITS.find(([, size]) => ms >= size) ?? [];
+  return unit
+    ? intl(Intl.NumberFormat, locale, { style: 'unit', unit, unitDisplay: 'narrow' }).format((ms / size!) | 0)
+    : intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto' }).format(0, 'second');
 }
+
+/** The full date and time ("Mar 1, 2025, 12:00 PM"), for the time's title and screen readers. */
+export const formatDate = (date: Date, locale: string): string =>
+  intl(Intl.DateTimeFormat, locale, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
 
 export const formatNumber = (n: number, locale: string): string => intl(Intl.NumberFormat, locale).format(n);
 

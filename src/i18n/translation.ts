@@ -29,6 +29,8 @@ export interface Translation {
   offline: string;
   retry: string;
   notConfigured: string;
+  /** Closes the bell's popover. */
+  close: string;
   markRead: string;
   markUnread: string;
   delete: string;

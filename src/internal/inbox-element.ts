@@ -186,7 +186,8 @@ export class InboxElement extends NotifElement {
     queueMicrotask(() => this.requestUpdate());
   };
 
-  #onError = (event: Event) => {
-    if (this.#outer) emit(this, 'notif-error', (event as CustomEvent<InboxErrorDetail>).detail);
+  // People see a translated message; developers get the detail in the console and the event.
+  #onError = ({ detail }: Event & { detail?: InboxErrorDetail }) => {
+    if (this.#outer) console.warn('notif-inbox:', detail!.action, detail!.error), emit(this, 'notif-error', detail!);
   };
 }

@@ -18,7 +18,7 @@ const palette = (colours: string, shadow: string, scheme?: string) =>
 // The badge keeps its colours in the dark.
 const dark = palette(
   '16181d 1c1f26 23272f 1b1e2e e8eaed a0a7b4 2c313a 8b8cf8 a5a6fa 0f1020 8b8cf8 a5a6fa ff8589 262a32',
-  '0 1px 2px rgb(0 0 0/.3),0 16px 40px -4px rgb(0 0 0/.55)',
+  '0 0 0 1px #464d5b,0 16px 40px -4px rgb(0 0 0/.7)',
   'dark',
 );
 
@@ -38,6 +38,7 @@ export const themeStyles = css`
     --_radius: var(--notif-radius, .625rem);
     --_radius-small: var(--notif-radius-small, .375rem);
     --_space: var(--notif-spacing, .75rem);
+    --_duration: var(--notif-duration, .15s);
     font: var(--notif-font-size, .875rem)/1.45 var(--notif-font-family, ui-sans-serif, system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif);
     color: var(--_text);
   }
@@ -46,7 +47,7 @@ export const themeStyles = css`
     :host([theme='auto']) { ${dark} }
   }
   @media (prefers-reduced-motion: reduce) {
-    * { animation: none!important; }
+    * { animation: none!important; transition: none!important; }
   }
   :host([hidden]) { display: none!important; }
   * { box-sizing: border-box; }

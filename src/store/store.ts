@@ -537,12 +537,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return this.#mutate('remove', messageId, () => null, ['DELETE', '/v1/messages/' + encodeURIComponent(messageId)]);
   }
 
-  action(messageId: string, type: MessageActionType): Promise<void> {
-    return this.#mutate(
+  /** The action, then (an unread message) mark-as read: shown read at once, and read on the server after the action's answer. */
+  async action(messageId: string, type: MessageActionType): Promise<void> {
+    const unread = this.state.messages.some((m) => m._id === messageId && !m.read);
+    await this.#mutate(
       'action',
       messageId,
-      (m) => ({ ...m, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
+      (m) => ({ ...m, read: true, seen: true, cta: { ...m.cta, action: { ...m.cta?.action, status: 'done', result: { type, payload: {} } } } }),
       ['POST', `messages/${encodeURIComponent(messageId)}/actions/${type}`, { status: 'done' }],
     );
+    if (unread) await this.#markOne(messageId, true);
   }
 }

@@ -154,9 +154,9 @@ describe('untrusted message content', () => {
     expect(window.__pwned).to.equal(undefined);
   });
 
-  it('shows safe avatars and falls back to initials when the image fails', async () => {
+  it("shows safe avatars and falls back to the actor's initials when the image fails", async () => {
     const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
-    const base: Message = { _id: 'm2', createdAt: new Date().toISOString(), read: true, seen: true, subject: 'Grace Hopper invited you' };
+    const base: Message = { _id: 'm2', createdAt: new Date().toISOString(), read: true, seen: true, subject: 'She invited you', payload: { actor: { name: 'Grace Hopper' } } };
     const ok = await fixture<NotifMessage>(html`<notif-message .message=${{ ...base, avatar: png }}></notif-message>`);
     expect(new MessageHarness(ok).avatar!.getAttribute('src')).to.equal(png);
 

@@ -3,7 +3,7 @@ import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
 import { bellIcon } from '../../internal/icons.ts';
-import { FEED_PARTS, NotifFeed } from '../notif-feed/notif-feed.component.ts';
+import { FEED_PARTS, NotifFeed, toList } from '../notif-feed/notif-feed.component.ts';
 import styles from './notif-bell.styles.ts';
 
 NotifFeed.define('notif-feed');
@@ -35,12 +35,15 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * (`header`, `tabs`, `list`, `message`, `avatar`, `subject`, ...).
  *
  * @cssprop --notif-popover-width - Popover width (default 25rem).
- * @cssprop --notif-popover-height - Popover height (default 34rem).
+ * @cssprop --notif-popover-height - The popover's largest height (default 34rem); it fits its content up to that.
+ * @cssprop --notif-duration - The popover's entrance and the rows' hover transition (default .15s; none under `prefers-reduced-motion`).
  * @cssprop --notif-bell-background - The bell button's background (default none).
  * @cssprop --notif-bell-color - The bell icon's colour (default currentColor).
  * @cssprop --notif-badge-border - The ring around the badge (default the surface colour).
  * @cssprop --notif-color-badge - Badge background.
  * @cssprop --notif-color-on-badge - Badge text.
+ *
+ * Arrow keys in the popover reach the messages; a click on a message closes it (unless `keep-open`).
  *
  * @fires notif-seen-change - Opening marked every message seen.
  * @fires notif-unseen-count-change - The unseen count changed.
@@ -52,16 +55,21 @@ export class NotifBell extends InboxElement {
   static override properties: PropertyDeclarations = {
     open: { type: Boolean, reflect: true },
     noAutoSeen: { type: Boolean, attribute: 'no-auto-seen' },
+    keepOpen: { type: Boolean, attribute: 'keep-open' },
   };
 
   /** Whether the popover is open. */
   declare open: boolean;
   /** Opening the popover does not mark the messages seen. */
   declare noAutoSeen: boolean;
+  /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
+  declare keepOpen: boolean;
 
   constructor() {
     super();
-    this.open = this.noAutoSeen = false;
+    this.open = this.noAutoSeen = this.keepOpen = false;
+    // After the app's listeners have run (it may route and move focus): focus returns to the bell only if it is still inside.
+    this.addEventListener('notif-message-click', () => this.keepOpen || queueMicrotask(() => void this.hide()));
   }
 
   override disconnectedCallback() {
@@ -152,7 +160,7 @@ export class NotifBell extends InboxElement {
           ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>`
           : nothing}</button
       ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1"
-        >${this.open
+        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${this.open
           ? html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}

@@ -22,15 +22,23 @@ export default [
     }
     [popover] {
       inset: 4rem auto auto; inset-inline-end: .5rem; margin: 0; padding: 0; overflow: hidden;
-      inline-size: min(var(--notif-popover-width, 25rem), 100vw - 1rem); block-size: min(var(--notif-popover-height, 34rem), 100dvh - 5rem);
+      inline-size: min(var(--notif-popover-width, 25rem), 100vw - 1rem); max-block-size: min(var(--notif-popover-height, 34rem), 100dvh - 5rem);
       border: 1px solid var(--_border); border-radius: var(--_radius);
       background: var(--_surface); color: var(--_text); box-shadow: var(--_shadow);
+      transition: opacity var(--_duration), translate var(--_duration);
     }
+    /* It fits its content up to its largest height (the feed's list scrolls), and enters briefly. */
+    :popover-open { display: flex; }
+    @starting-style { :popover-open { opacity: 0; translate: 0 -.5rem; } }
     @supports (position-anchor: --a) {
       [popover] {
         position-anchor: --notif-bell; inset: auto; margin-block-start: .5rem;
         position-area: self-block-end span-self-inline-start;
         position-try-fallbacks: flip-inline, flip-block, flip-block flip-inline;
+      }
+      /* Narrow screens: under the bell, the viewport's width less a margin each side. */
+      @media (max-width: 30rem) {
+        [popover] { position-area: none; inset: anchor(bottom) .5rem auto; inline-size: auto; }
       }
     }
   `,

@@ -4,16 +4,27 @@ import type { Translation } from '../../i18n/translation.ts';
 import { localeOf, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
-import { alertIcon, checkAllIcon, inboxIcon } from '../../internal/icons.ts';
+import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
 import { NotifMessage } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
 NotifMessage.define('notif-message');
 
+/** How long a message read in the Unread tab stays there (ms). */
+export const LINGER = 1500;
+
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
 const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
 /** The feed's parts and its messages', as `<notif-bell>` exports them. */
 export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-selected,panel,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
+
+/** Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the messages. */
+export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
+  if (feed && !e.defaultPrevented && /^Arrow(Up|Down)$/.test(e.key) && (e.target as Element).localName != 'notif-message') {
+    e.preventDefault();
+    feed.focus();
+  }
+};
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -27,6 +38,7 @@ export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-select
  * @csspart header - Title and header actions.
  * @csspart title - The title.
  * @csspart mark-all-button - "Mark all as read".
+ * @csspart close-button - Closes the bell's popover (only inside `<notif-bell>`).
  * @csspart tabs - The tab list; each tab is `tab` (and `tab-selected`).
  * @csspart panel - The tab panel (it scrolls inside the bell's popover).
  * @csspart list - The list of messages; each entry is `item`.
@@ -78,10 +90,25 @@ export class NotifFeed extends InboxElement {
   #pumping = false;
   #stalls = 0;
   #stallTimer?: ReturnType<typeof setTimeout>;
+  /** Messages just read one by one in the Unread tab: shown until their timer ends. */
+  #lingering = new Set<string>();
 
   constructor() {
     super();
     this.embedded = false;
+    this.addEventListener('notif-read-change', ({ detail: { messageIds, read } }) => {
+      if (read && messageIds != 'all')
+        for (const id of messageIds) {
+          this.#lingering.add(id);
+          setTimeout(() => this.#lingering.delete(id) && this.requestUpdate(), LINGER);
+        }
+    });
+  }
+
+  /** Focuses the message holding the list's tab stop (or the feed's first control when there is none). */
+  override focus(options?: FocusOptions) {
+    const list = [...this.renderRoot.querySelectorAll<NotifMessage>('notif-message')];
+    (list.find((m) => m.active) ?? list[0] ?? this.renderRoot.querySelector('button'))?.focus(options);
   }
 
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
@@ -156,13 +183,15 @@ export class NotifFeed extends InboxElement {
     const state = this.state;
     const t = translationFor(localeOf(this));
     const tab = state?.tab ?? 'all';
-    return html`<section part="base" aria-labelledby="title">
+    return html`<section part="base" aria-labelledby="title" @keydown=${(e: KeyboardEvent) => toList(e, this)}>
         <header part="header">
           <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
-          <button part="mark-all-button" class="ghost" ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
+          <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             this.inbox?.markAllRead().catch(() => {});
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>${checkAllIcon}${t.markAllRead}</button>
+          }}>${checkAllIcon}<span>${t.markAllRead}</span></button>${this.embedded
+            ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => ((this.getRootNode() as ShadowRoot).host as HTMLElement & { hide(): void }).hide()}>${closeIcon}</button>`
+            : nothing}
         </header>
         <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>${(['all', 'unread'] as const).map(
             (id, i) => html`<button
@@ -189,13 +218,14 @@ export class NotifFeed extends InboxElement {
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${state ? state.error?.message || t.errorHint : t.notConfigured}</p>${state ? retry : nothing}</div>`;
+        <p>${state ? t.errorHint : t.notConfigured}</p>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
       return html`<div part="skeleton">
         <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</div>`;
     }
-    const { messages } = state;
+    // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
+    const messages = state.tab == 'unread' ? state.messages.filter((m) => !m.read || this.#lingering.has(m._id)) : state.messages;
     const banner = failed
       ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>${error ? retry : nothing}</div>`
       : nothing;

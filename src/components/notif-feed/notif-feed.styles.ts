@@ -5,25 +5,30 @@ export default [
   themeStyles,
   css`
     :host { display: block; min-inline-size: 0; }
-    :host([embedded]), :host([embedded]) section { block-size: 100%; }
+    :host([embedded]) { display: flex; flex-flow: column; min-block-size: 0; }
     section {
       display: flex; flex-direction: column; overflow: clip;
       background: var(--_surface); border: 1px solid var(--_border); border-radius: var(--_radius);
     }
-    :host([embedded]) section { border: 0; border-radius: 0; }
+    :host([embedded]) section { min-block-size: 0; border: 0; border-radius: 0; }
     header {
-      display: flex; align-items: center; justify-content: space-between; gap: var(--_space);
+      display: flex; align-items: center; gap: .25rem;
       padding: var(--_space) 0 .25rem; padding-inline: var(--_space) calc(var(--_space)*.625);
     }
     h2, ul, p { margin: 0; }
     h2 { font-size: 1rem; font-weight: 600; }
+    .all { margin-inline-start: auto; }
+    /* One line whatever the language: the label gives way (its title has it whole). */
+    h2, header span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    header button { min-inline-size: 0; }
+    .close { padding: .375rem; }
     .tabs { display: flex; gap: .25rem; padding-inline: calc(var(--_space)*.625); border-block-end: 1px solid var(--_border); }
     .tab { padding: .625rem .5rem; border-block-end: 2px solid transparent; color: var(--_muted); font-weight: 500; }
     .tab:hover, [aria-selected='true'] { color: var(--_text); }
     [aria-selected='true'] { border-color: var(--_accent); }
     .tab:focus-visible { outline-offset: -2px; }
     #panel { min-block-size: 12rem; }
-    :host([embedded]) #panel { flex: 1; min-block-size: 0; overflow-y: auto; overscroll-behavior: contain; }
+    :host([embedded]) #panel { min-block-size: 0; overflow-y: auto; overscroll-behavior: contain; }
     ul { list-style: none; padding: 0; }
     li+li, .skeleton+.skeleton, .more { border-block-start: 1px solid var(--_border); }
     .sentinel { block-size: 1px; }

@@ -1,9 +1,9 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { CtaButton, Message } from '../../api/types.ts';
 import type { InboxStoreApi, MessageActionType } from '../../store/types.ts';
-import { localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
+import { formatDate, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { NotifElement, emit } from '../../internal/base-element.ts';
-import { checkIcon, closeIcon, dotIcon } from '../../internal/icons.ts';
+import { checkIcon, closeIcon, mailIcon, userIcon } from '../../internal/icons.ts';
 import type { Theme } from '../../internal/inbox-element.ts';
 import { safeHref, safeImageSrc } from '../../internal/url.ts';
 import styles from './notif-message.styles.ts';
@@ -125,7 +125,10 @@ export class NotifMessage extends NotifElement {
     const action = m.cta?.action;
     const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((b) => clip(b?.content).trim()) as CtaButton[];
     const readLabel = m.read ? t.markUnread : t.markRead;
-    const initialsOf = (title || m.templateIdentifier || '').slice(0, 200);
+    // Initials only of a person the payload names (`actor`: a name, or an object with one); else an icon.
+    const actor = (m.payload as { actor?: { name?: unknown } } | undefined)?.actor;
+    const who = clip(typeof actor == 'object' ? actor?.name : actor).slice(0, 200);
+    const date = isNaN(+created) ? '' : formatDate(created, locale);
     // The dot sits in the link but is placed on the row (the nearest positioned box).
     const link = html`${m.read
       ? nothing
@@ -133,7 +136,7 @@ export class NotifMessage extends NotifElement {
         part="subject"
         class="subject"
         >${title || t.openNotification}</span
-      >`;
+      ><span class="sr-only"> ${date}</span>`;
     // Buttons need no type="button": there is no form in the shadow root for them to submit.
     return html`<div part="row" class=${m.read ? 'base' : 'base unread'}>${src && this.#failed !== m.avatar
         ? html`<img
@@ -148,7 +151,7 @@ export class NotifMessage extends NotifElement {
               this.requestUpdate();
             }}
           />`
-        : html`<span part="avatar" class="avatar" aria-hidden="true">${initials(initialsOf)}</span>`}<div
+        : html`<span part="avatar" class="avatar" aria-hidden="true">${who ? initials(who) : userIcon}</span>`}<div
         part="content"
         class="content"
       >${url
@@ -175,21 +178,23 @@ export class NotifMessage extends NotifElement {
                 const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
                 return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => {
                     this.focus(); // the buttons give way to the result
+                    // The store marks it read too; the event says so.
+                    if (!m.read && this.store) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
                     this.store?.action(m._id, type).catch(() => {});
                     emit(this, 'notif-action', { message: m, button: type, status: 'done' });
                   }}
                   >${b.content.slice(0, 200)}</button
                 >`;
               })}</div>`}</div
-      ><div class="aside">${this.store
+      ><div class="aside">${date
+          ? html`<time part="time" datetime=${created.toISOString()} title=${date}>${relativeTime(created, Date.now(), locale)}</time>`
+          : nothing}${this.store
           ? html`<span class="controls"
               >${this.markAsSupported
-                ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!m.read)}>${m.read ? dotIcon : checkIcon}</button>`
+                ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!m.read)}>${m.read ? mailIcon : checkIcon}</button>`
                 : nothing}<button part="delete-button" class="ghost control delete" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id).catch(() => {})}>${closeIcon}</button></span
             >`
-          : nothing}${isNaN(+created)
-          ? nothing
-          : html`<time part="time" datetime=${created.toISOString()}>${relativeTime(created, Date.now(), locale)}</time>`}</div></div>`;
+          : nothing}</div></div>`;
   }
 
   #onActivate = async (e: MouseEvent) => {

@@ -11,6 +11,7 @@ export default [
       background: var(--_surface);
     }
     .unread { background: var(--_surface-unread); }
+    .base { transition: background-color var(--_duration); }
     .base:hover { background: var(--_surface-hover); }
     .dot {
       position: absolute; inset-inline-start: .375rem; inset-block-start: calc(var(--_space) + .9rem);
@@ -18,7 +19,7 @@ export default [
     }
     .avatar {
       display: grid; place-items: center; inline-size: 2.25rem; block-size: 2.25rem; border-radius: 50%;
-      object-fit: cover; font-size: .8125rem; font-weight: 600; color: #fff; background: #4f46e5;
+      object-fit: cover; font-size: .8125rem; font-weight: 600; color: var(--_muted); background: var(--_surface-hover);
     }
     .content { display: flex; flex-flow: column; gap: .125rem; min-inline-size: 0; }
     .link { display: block; color: inherit; text-align: start; text-decoration: none; outline: 0; }
@@ -27,11 +28,9 @@ export default [
     .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
-    .aside { display: grid; place-items: start end; }
-    .aside > * { grid-area: 1/1; }
-    .base:is(:hover, :focus-within) time { visibility: hidden; }
+    .aside { display: flex; flex-flow: column; align-items: end; gap: .25rem; }
     time, .result { color: var(--_muted); font-size: var(--_font-size-small); }
-    time { white-space: nowrap; }
+    time { white-space: nowrap; unicode-bidi: plaintext; }
     .actions, .controls { display: flex; z-index: 1; }
     .actions { flex-flow: wrap; gap: .5rem; margin-block-start: .5rem; }
     .action {
@@ -43,12 +42,11 @@ export default [
     .primary { background: var(--_accent); border-color: var(--_accent); color: var(--_on-accent); }
     .primary:hover { background: var(--_accent-hover); border-color: var(--_accent-hover); }
     .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; overflow-wrap: anywhere; }
-    .controls { margin-block: -.25rem; opacity: 0; }
-    .control { padding: .25rem; }
+    .controls { gap: .25rem; margin-inline-end: -.375rem; opacity: 0; }
+    .control { padding: .375rem; }
     .delete:hover { color: var(--_danger); }
     .base:is(:hover, :focus-within) .controls { opacity: 1; }
     @media (hover: none) {
-      .aside { display: flex; }
       .controls { opacity: 1; }
     }
   `,
