@@ -6,7 +6,8 @@
 // The e2e tests (test/e2e/{react,vue,plain}.test.ts) use the same functions. Each page reads
 // /example-config.json ({ baseUrl, apiKey, subscriberId }): a development setup on localhost; the
 // README's security section shows the production path.
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
 import { startService } from './service.mjs';
@@ -93,7 +94,8 @@ export async function serveExample(name, service) {
     clearScreen: false,
     logLevel: 'warn',
     plugins: [configPlugin(config)],
-    server: { host: '127.0.0.1', port: 0, strictPort: false, fs: { allow: [ROOT] } },
+    // node_modules may be a link to elsewhere (pnpm-like installs): its real folder is served too.
+    server: { host: '127.0.0.1', port: 0, strictPort: false, fs: { allow: [ROOT, realpathSync(join(ROOT, 'node_modules'))] } },
   });
   await server.listen();
   const address = server.httpServer.address();
@@ -135,16 +137,27 @@ async function main() {
     console.error('usage: npm run example -- react|vue|plain');
     process.exit(2);
   }
+  // The script-tag page needs dist/ (a fresh clone has none): built first, before anything runs.
+  if (name === 'plain' && !existsSync(join(ROOT, 'dist/notif-inbox.min.js'))) {
+    console.log('building dist/ for the plain example (npm run build)…');
+    if (spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' }).status) process.exit(1);
+  }
   const service = await startExampleService();
-  const page = await serveExample(name, service);
-  console.log(`service on ${service.baseUrl} (subscriber ${service.subscriberId})\n${name} example on ${page.url}`);
-  const shutdown = async () => {
-    await page.close();
+  let page;
+  // Whatever ends this process, the service and its temporary database go with it.
+  const shutdown = async (code = 0) => {
+    await page?.close();
     await service.stop();
-    process.exit(0);
+    process.exit(code);
   };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.once(signal, () => void shutdown());
+  try {
+    page = await serveExample(name, service);
+  } catch (e) {
+    console.error(String(e?.message ?? e));
+    await shutdown(1);
+  }
+  console.log(`service on ${service.baseUrl} (subscriber ${service.subscriberId})\n${name} example on ${page.url}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) await main();

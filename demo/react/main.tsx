@@ -1,3 +1,5 @@
+// The shared stylesheet, through Vite: a <link> to ../examples.css would leave the example's root.
+import '../examples.css';
 import { createRoot } from 'react-dom/client';
 import { App, type ExampleConfig } from './App.tsx';
 

@@ -1,3 +1,5 @@
+// The shared stylesheet, through Vite: a <link> to ../examples.css would leave the example's root.
+import '../examples.css';
 import { createApp } from 'vue';
 import App from './App.vue';
 

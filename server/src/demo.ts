@@ -107,6 +107,9 @@ export async function startPlayground(options: { apiUrl: string; db: Db; port?: 
     clearScreen: false,
     logLevel: 'warn',
     plugins: [demoConfigPlugin(apiUrl, options.db)],
+    // The playground's own pages only: demo/react and demo/vue are apps of their own (npm run example),
+    // whose imports resolve through their own configs; scanned from here they fail on a fresh clone.
+    optimizeDeps: { entries: ['index.html', 'states.html'] },
     server: {
       host: '127.0.0.1',
       port: options.port ?? 5173,

@@ -8,6 +8,8 @@ export interface NotifBellAttributes {
   'open'?: boolean;
   /** Opening the popover does not mark the messages seen. */
   'no-auto-seen'?: boolean;
+  /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
+  'keep-open'?: boolean;
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
   'base-url'?: string;
   /** The subscriber whose inbox this is. */

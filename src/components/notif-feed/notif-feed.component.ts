@@ -16,7 +16,7 @@ export const LINGER = 1500;
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
 const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
 /** The feed's parts and its messages', as `<notif-bell>` exports them. */
-export const FEED_PARTS = 'base,header,title,mark-all-button,tabs,tab,tab-selected,panel,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
+export const FEED_PARTS = 'base,header,title,mark-all-button,close-button,tabs,tab,tab-selected,panel,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
 /** Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the messages. */
 export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
@@ -51,7 +51,9 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
  * @csspart loading-more - Shown while the next page loads.
  *
  * The list has one tab stop (roving tabindex): ArrowUp / ArrowDown, Home and End move between
- * messages, Enter or Space opens one. The tabs follow the ARIA tabs pattern.
+ * messages, Enter or Space opens one; from the header or the tabs, ArrowUp / ArrowDown reach the list.
+ * The tabs follow the ARIA tabs pattern. The Unread tab shows a message read there for a moment
+ * before it leaves, and empties at once on "Mark all as read".
  *
  * @cssprop --notif-color-surface - Background (and -surface-raised, -surface-hover, -surface-unread).
  * @cssprop --notif-color-text - Text.

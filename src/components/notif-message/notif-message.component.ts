@@ -35,12 +35,12 @@ const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.len
  *
  * @csspart row - The message row.
  * @csspart unread-dot - The dot shown while unread.
- * @csspart avatar - The avatar image or initials.
+ * @csspart avatar - The message's avatar image; else the initials of the actor the payload names (`actor`: a name, or `{name}`); else a neutral icon.
  * @csspart content - Subject, body and actions.
  * @csspart link - The control that opens the message (a link when it has a safe URL).
  * @csspart subject - The subject.
  * @csspart body - The body text.
- * @csspart time - The relative time.
+ * @csspart time - The compact relative time ("2h"); its title is the full date and time.
  * @csspart actions - The CTA buttons.
  * @csspart button - Each CTA button (also `button-primary` / `button-secondary`).
  * @csspart action-result - What replaces the buttons once an action is done.
@@ -48,7 +48,7 @@ const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.len
  * @csspart delete-button - Deletes the message.
  *
  * @fires notif-message-click - Cancelable; `preventDefault()` keeps the page instead of following the URL.
- * @fires notif-action - A CTA button was pressed.
+ * @fires notif-action - A CTA button was pressed (an unread message is marked read too, with `notif-read-change`).
  * @fires notif-read-change - The message was marked read or unread.
  */
 export class NotifMessage extends NotifElement {
