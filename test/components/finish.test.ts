@@ -90,7 +90,7 @@ describe('feels finished', () => {
 
   it("shows the message's avatar, else the actor's initials or a neutral icon, in the theme's colours", async () => {
     const base = { _id: 'a1', createdAt: new Date().toISOString(), read: false, seen: false, content: 'x' };
-    const el = await fixture<NotifMessage>(html`<notif-message style="--notif-color-surface-hover: rgb(1, 2, 3)" .message=${{ ...base, subject: 'Alan invited you to Bombe' } as Message}></notif-message>`);
+    const el = await fixture<NotifMessage>(html`<notif-message style="--notif-color-border: rgb(1, 2, 3)" .message=${{ ...base, subject: 'Alan invited you to Bombe' } as Message}></notif-message>`);
     const m = new MessageHarness(el);
     expect(m.avatar!.textContent!.trim(), 'no initials invented from the subject').to.equal('');
     expect(m.avatar!.querySelector('svg')).to.not.equal(null);

@@ -17,7 +17,7 @@ before(() => {
   clone = mkdtempSync(join(tmpdir(), 'notif-clone-'));
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
   for (const f of files) {
-    if (!existsSync(join(ROOT, f)) || f.startsWith('dist/')) continue;
+    if (!existsSync(join(ROOT, f)) || f.startsWith('dist/') || f == 'node_modules') continue;
     mkdirSync(dirname(join(clone, f)), { recursive: true });
     cpSync(join(ROOT, f), join(clone, f));
   }

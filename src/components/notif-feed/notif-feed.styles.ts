@@ -16,7 +16,7 @@ export default [
       padding: var(--_space) 0 .25rem; padding-inline: var(--_space) calc(var(--_space)*.625);
     }
     h2, ul, p { margin: 0; }
-    h2 { font-size: 1rem; font-weight: 600; }
+    h2 { flex: none; font-size: 1rem; font-weight: 600; }
     .all { margin-inline-start: auto; }
     /* One line whatever the language: the label gives way (its title has it whole). */
     h2, header span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

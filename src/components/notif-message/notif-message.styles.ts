@@ -19,7 +19,7 @@ export default [
     }
     .avatar {
       display: grid; place-items: center; inline-size: 2.25rem; block-size: 2.25rem; border-radius: 50%;
-      object-fit: cover; font-size: .8125rem; font-weight: 600; color: var(--_muted); background: var(--_surface-hover);
+      object-fit: cover; font-size: .8125rem; font-weight: 600; color: var(--_muted); background: var(--_border);
     }
     .content { display: flex; flex-flow: column; gap: .125rem; min-inline-size: 0; }
     .link { display: block; color: inherit; text-align: start; text-decoration: none; outline: 0; }
