@@ -77,3 +77,23 @@ test('the playground sends a notification and the badge and feed update live', {
 
   assert.deepEqual(errors, []);
 });
+
+test('the playground at 375 px: nothing wider than the screen, before or after opening the bell; its links styled', { timeout: 60_000 }, async () => {
+  const phone = await browser.newPage({ viewport: { width: 375, height: 700 } });
+  try {
+    await phone.goto(playgroundUrl);
+    await phone.locator('#subscriber option').first().waitFor({ state: 'attached' });
+    const width = () => phone.evaluate(() => document.documentElement.scrollWidth);
+    assert.equal(await width(), 375);
+    const bell = await phone.locator('notif-bell').boundingBox();
+    assert.ok(bell && bell.x + bell.width <= 375, 'the bell on screen');
+    await phone.locator('notif-bell button[aria-haspopup="dialog"]').click();
+    await phone.locator('notif-bell [part~="popover"] notif-message').first().waitFor();
+    assert.equal(await width(), 375, 'opening the bell does not widen the page');
+    // "Every state" is a styled link (the accent colour, no underline), not the browser's default.
+    const link = phone.locator('a.nav-link');
+    assert.equal(await link.evaluate((a) => getComputedStyle(a).textDecorationLine), 'none');
+  } finally {
+    await phone.close();
+  }
+});

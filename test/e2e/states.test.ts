@@ -50,6 +50,10 @@ test('every state side by side, on real subscribers made at page load, again the
   await card('Error').locator('[part~="error"]').waitFor();
   await card('3 messages').locator('notif-message').nth(2).waitFor();
   assert.equal(await card('500 messages').locator('notif-message').count() > 0, true);
+  // Newest first, in the order they were made: 500, 499, 498, ...
+  const subjects = await card('500 messages').locator('notif-message [part~="subject"]').allTextContents();
+  assert.deepEqual(subjects.slice(0, 20), Array.from({ length: 20 }, (_, i) => `Message ${500 - i} of 500`));
+  assert.match(await page.locator('.build').innerText(), /Lit's development build/);
   await card('CTA pending and done').locator('[part~="action-result"]').waitFor();
   assert.equal(await card('CTA pending and done').locator('[part~="button"]', { hasText: 'Accept' }).count(), 1, 'one invitation still pending');
   await card('Read and unread').locator('notif-message').nth(3).waitFor();
