@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { CompiledQuery, sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { App, AppContext } from '../app.ts';
 import type { Tenant } from '../auth.ts';
 import type { Dialect } from '../db/index.ts';
@@ -8,6 +8,7 @@ import { badRequest } from '../errors.ts';
 import { StringList, SubscriberIdParam } from '../schemas.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { feedIdentifiers, loadEmbeds } from './messages.ts';
+import { messageView } from '../views.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
@@ -20,7 +21,35 @@ const FeedQuery = Type.Object({
   seen: Type.Optional(Type.Boolean()),
   payload: Type.Optional(Type.String({ maxLength: 8192 })),
   feedIdentifier: Type.Optional(StringList()),
+  // Extension: the projection. Top-level Message fields, comma-separated or repeated; `_id` always.
+  fields: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 50 })),
 });
+
+/** The projection's field names, or undefined for the whole Message (no `fields`, or nothing named). */
+export function projection(value: string[] | undefined): Set<string> | undefined {
+  const names = value?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  return names?.length ? new Set(['_id', ...names]) : undefined;
+}
+
+/**
+ * The feed's body as JSON text. A page's messages share one subscriber and few templates: each
+ * embedded object is serialized once per page and spliced into every message that holds it (the
+ * template is most of a message's bytes), instead of once per message. With a projection, only the
+ * named fields (unknown names are ignored, as a spec server ignores the parameter).
+ */
+export function feedJson(views: ReturnType<typeof messageView>[], fields: Set<string> | undefined, rest: object): string {
+  const once = new Map<object, string>();
+  const json = (o: object) => once.get(o) ?? (once.set(o, JSON.stringify(o)), once.get(o)!);
+  const items = views.map(({ subscriber, template, ...view }) => {
+    const picked = fields ? Object.fromEntries(Object.entries(view).filter(([k]) => fields.has(k))) : view;
+    const embeds = [];
+    if (subscriber && (!fields || fields.has('subscriber'))) embeds.push(`"subscriber":${json(subscriber)}`);
+    if (template && (!fields || fields.has('template'))) embeds.push(`"template":${json(template)}`);
+    const text = JSON.stringify(picked);
+    return embeds.length ? `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${embeds.join(',')}}` : text;
+  });
+  return `{"data":[${items.join(',')}],${JSON.stringify(rest).slice(1)}`;
+}
 
 const UnseenQuery = Type.Object({
   seen: Type.Boolean({ default: false }),
@@ -87,14 +116,32 @@ export function feedRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
   const k = db.kysely;
 
+  // A subscriber's internal id never changes (subscribers are not deleted or renamed), so the
+  // lookup is remembered: a feed page without the embedded subscriber and an unseen count need no
+  // subscriber row.
+  const internalIds = new Map<string, string>();
+  const internalId = async (tenant: Tenant, subscriberId: string) => {
+    const key = `${tenant.environmentId}/${subscriberId}`;
+    let id = internalIds.get(key);
+    if (!id) {
+      id = (await findSubscriber(db, tenant, subscriberId)).id;
+      if (internalIds.size >= 50_000) internalIds.clear();
+      internalIds.set(key, id);
+    }
+    return id;
+  };
+
   // 10. The in-app feed: newest first, paged from 0; `totalCount` is the real number of matches.
-  app.get('/v1/subscribers/:subscriberId/notifications/feed', { schema: { params: SubscriberIdParam, querystring: FeedQuery } }, async (request) => {
+  app.get('/v1/subscribers/:subscriberId/notifications/feed', { schema: { params: SubscriberIdParam, querystring: FeedQuery } }, async (request, reply) => {
     const q = request.query;
     const filter = q.payload !== undefined ? decodePayloadFilter(q.payload) : undefined;
     const feeds = feedIdentifiers(q.feedIdentifier);
-    const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
+    const fields = projection(q.fields);
+    const embedSubscriber = !fields || fields.has('subscriber');
+    const subscriber = embedSubscriber ? await findSubscriber(db, request.tenant, request.params.subscriberId) : undefined;
+    const subscriberId = subscriber?.id ?? (await internalId(request.tenant, request.params.subscriberId));
 
-    let where = k.selectFrom('messages').where('subscriber_id', '=', subscriber.id).where('channel', '=', 'in_app') as MessageQuery;
+    let where = k.selectFrom('messages').where('subscriber_id', '=', subscriberId).where('channel', '=', 'in_app') as MessageQuery;
     if (q.read !== undefined) where = where.where('read', '=', q.read ? 1 : 0);
     if (q.seen !== undefined) where = where.where('seen', '=', q.seen ? 1 : 0);
     if (feeds) where = feeds.length ? where.where('feed_identifier', 'in', feeds) : where.where(sql<SqlBool>`1 = 0`);
@@ -116,39 +163,21 @@ export function feedRoutes(app: App, ctx: AppContext) {
       const counted = await where.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
       totalCount = Number(counted.count);
     }
-    const data = await loadEmbeds(db, rows, subscriber);
-    return { data, totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
+    const views = embedSubscriber || fields.has('template') ? await loadEmbeds(db, rows, subscriber) : rows.map((r) => messageView(r, undefined, undefined));
+    const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
+    return reply.type('application/json; charset=utf-8').send(feedJson(views, fields, rest));
   });
 
   // 13. The unseen (or, with seen=true, seen) count, capped at `limit` by a bounded subquery.
-  // Every open inbox polls this. A subscriber's internal id never changes (subscribers are not
-  // deleted or renamed), so the lookup is remembered and a poll costs one indexed count.
-  const internalIds = new Map<string, string>();
-  const internalId = async (tenant: Tenant, subscriberId: string) => {
-    const key = `${tenant.environmentId}/${subscriberId}`;
-    let id = internalIds.get(key);
-    if (!id) {
-      id = (await findSubscriber(db, tenant, subscriberId)).id;
-      if (internalIds.size >= 50_000) internalIds.clear();
-      internalIds.set(key, id);
-    }
-    return id;
-  };
+  // Every open inbox polls this: one indexed count, its SQL written once (no query builder per request).
+  const unseenSql = `select count(*) as "count" from (select 1 from "messages" where "subscriber_id" = ${db.dialect === 'postgres' ? '$1' : '?'} and "channel" = 'in_app' and "seen" = ${db.dialect === 'postgres' ? '$2' : '?'} limit ${db.dialect === 'postgres' ? '$3' : '?'}) as "capped"`;
 
   app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
     const subscriberId = await internalId(request.tenant, request.params.subscriberId);
-    const capped = k
-      .selectFrom('messages')
-      .select(sql<number>`1`.as('one'))
-      .where('subscriber_id', '=', subscriberId)
-      .where('channel', '=', 'in_app')
-      .where('seen', '=', request.query.seen ? 1 : 0)
-      .limit(request.query.limit)
-      .as('capped');
-    const row = await k
-      .selectFrom(capped)
-      .select((eb) => eb.fn.countAll<number | string>().as('count'))
-      .executeTakeFirstOrThrow();
+    const { rows } = await k.executeQuery<{ count: number | string }>(
+      CompiledQuery.raw(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit]),
+    );
+    const row = rows[0]!;
     return { count: Number(row.count) };
   });
 }
