@@ -23,6 +23,14 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const KEY = 'bench_key';
+/** What the elements ask for (src/store/store.ts FEED_FIELDS): the feed's projection. */
+const FEED_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
+/** DESIGN.md's budgets (issue 12): share of the bare server's requests/s, and bytes on the wire. */
+const BUDGETS: Record<string, { share?: number; bytes?: number }> = {
+  'feed, limit 20': { share: 25 },
+  'feed, limit 20, as the elements ask (fields, br)': { share: 25, bytes: 8 * 1024 },
+  'unseen count': { share: 50 },
+};
 
 export async function makeDatabase(path: string) {
   const started = Date.now();
@@ -216,15 +224,25 @@ async function main() {
     // The framework's floor: the same process answering its unauthenticated health check.
     await load('service GET /health', service.url, ['/health']);
     await load('feed, limit 20', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth);
+    await load(
+      'feed, limit 20, as the elements ask (fields, br)',
+      service.url,
+      subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`),
+      { ...auth, 'accept-encoding': 'br, gzip' },
+    );
     await load('unseen count', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/unseen`), auth);
 
     const bareRps = results[0]!.rps;
     console.log(`\n${MESSAGES} messages, ${SUBSCRIBERS} subscribers, ${CONNECTIONS} connections, ${SECONDS} s each, ${cpus().length} cores, Node ${process.version}`);
-    console.log('| target | req/s | vs bare | p50 ms | p99 ms | bytes/req | errors |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('| target | req/s | vs bare | p50 ms | p99 ms | bytes/req | errors | budget | verdict |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
+      const share = Math.round((r.rps / bareRps) * 100);
+      const budget = BUDGETS[r.name];
+      const ok = !budget || ((budget.share === undefined || share >= budget.share) && (budget.bytes === undefined || r.bytesPerRequest <= budget.bytes));
+      const text = budget ? [budget.share && `>= ${budget.share}% of bare`, budget.bytes && `<= ${budget.bytes} B on the wire`].filter(Boolean).join(', ') : '-';
       console.log(
-        `| ${r.name} | ${r.rps} | ${Math.round((r.rps / bareRps) * 100)}% | ${r.p50} | ${r.p99} | ${r.bytesPerRequest} | ${r.errors + r.non2xx} |`,
+        `| ${r.name} | ${r.rps} | ${share}% | ${r.p50} | ${r.p99} | ${r.bytesPerRequest} | ${r.errors + r.non2xx} | ${text} | ${budget ? (ok ? 'ok' : 'OVER') : ''} |`,
       );
     }
     mkdirSync(join(ROOT, 'bench/out'), { recursive: true });

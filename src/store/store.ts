@@ -8,6 +8,11 @@ import type { FeedResponse, MarkAs, Message, UnseenCountResponse } from '../api/
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
 
 const MAX_BACKOFF = 5 * 60_000;
+/**
+ * The Message fields the feed asks for (the projection; a page of 20 without the embedded subscriber
+ * and template is a tenth of the bytes). `payload` and `transactionId` are kept for apps' own rendering.
+ */
+const FEED_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
 
 /** A change of messages and count, applied by the tab that made it and by the others. */
 interface Sync {
@@ -331,7 +336,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     // read: false on the unread tab, no filter on all
     return this.#call('GET', 'notifications/feed', {
       signal,
-      query: { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload: payload && encodePayload(payload) },
+      // fields: the projection (README, "Extensions"): our service sends only these, a spec server ignores it.
+      query: { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload: payload && encodePayload(payload), fields: FEED_FIELDS },
     });
   }
 
@@ -375,6 +381,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#set({
       messages: merge(joins ? old.filter((m) => newestFirst(m, page.at(-1)!) > 0) : [], page),
       hasMore: joins ? this.state.hasMore : !!res.hasMore,
+      totalCount: res.totalCount,
       loaded: true,
       status: 'idle',
       error: null,
@@ -416,7 +423,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#set({ loadingMore: true });
     try {
       const res = await this.#page((loaded / this.#pageSize) | 0, ctrl.signal);
-      if (ctrl === this.#moreCtrl) this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, loadingMore: false });
+      if (ctrl === this.#moreCtrl) this.#set({ messages: merge(this.state.messages, res.data ?? []), hasMore: !!res.hasMore, totalCount: res.totalCount, loadingMore: false });
     } catch (e) {
       if (ctrl === this.#moreCtrl && !aborted(e)) this.#fail(e as Error, 'loadMore', { loadingMore: false });
     }

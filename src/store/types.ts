@@ -8,6 +8,8 @@ export type InboxTab = 'all' | 'unread';
 export interface InboxState {
   /** Loaded messages of the current tab, newest first, deduplicated by `_id`. */
   readonly messages: readonly Message[];
+  /** The server's number of messages in the current tab (`totalCount` of the latest page), when known. */
+  readonly totalCount?: number;
   /** More pages exist after the loaded ones. */
   readonly hasMore: boolean;
   /** Unseen in-app messages on the server (endpoint 13), capped as the server caps it. */

@@ -120,6 +120,14 @@ export class FeedHarness {
   get subjects(): string[] {
     return this.messages.map((m) => m.subject);
   }
+  /** Every loaded message's id (the list is windowed: most are not in the DOM), in order. */
+  get loadedIds(): string[] {
+    return (this.el as unknown as { inbox: { state: { messages: { _id: string }[] } } }).inbox.state.messages.map((m) => m._id);
+  }
+  /** The rendered rows' `aria-posinset` and `aria-setsize`, in DOM order. */
+  get positions(): [number, number][] {
+    return [...this.root.querySelectorAll('[part~="item"]')].map((li) => [+li.getAttribute('aria-posinset')!, +li.getAttribute('aria-setsize')!]);
+  }
   get ids(): string[] {
     return this.messages.map((m) => m.id);
   }

@@ -179,32 +179,35 @@ describe('<notif-feed>', () => {
   });
 
   it('pages by scrolling to the last message with no duplicates', async function () {
-    // Five pages, each a real request and a re-render: it timed out once (at 20 s / 30 s) while other
-    // suites loaded this 2-core machine, so the limits leave room for a slow machine.
+    // Five pages, each a real request and a re-render. It once timed out under load while it slept
+    // fixed times between scrolls; now every wait is on a condition (the loaded list growing, the
+    // store settling), and a slow machine only makes it slower.
     this.timeout(60_000);
     const sub = await uniqueSubscriber();
     await triggerMany(workflowId, sub, 45);
     const feed = await feedFor(sub, { pageSize: 10 });
-    // Not loaded(10): the second page follows at once when the first leaves the sentinel within
-    // 400px of the view, so exactly 10 is a moment the check may miss.
     await feed.loaded();
+    const state = () => (feed.el as unknown as { inbox: { state: { hasMore: boolean; loadingMore: boolean } } }).inbox.state;
     let scrolls = 0;
-    await waitFor(
-      async () => {
-        scrolls++;
-        await feed.scrollToEnd();
-        return feed.messages.length >= 45;
-      },
-      'all 45 messages by scrolling',
-      45_000,
-    );
+    while (feed.loadedIds.length < 45) {
+      const before = feed.loadedIds.length;
+      scrolls++;
+      await feed.scrollToEnd();
+      await waitFor(() => feed.loadedIds.length > before, `more than ${before} of 45 messages after scrolling`, 20_000);
+    }
     expect(scrolls, 'took several scrolls').to.be.greaterThan(1);
-    await new Promise((r) => setTimeout(r, 300)); // nothing further arrives at the end
-    const ids = feed.ids;
+    // Nothing further arrives at the end: the store says there is no more and loads nothing.
+    await waitFor(() => !state().hasMore && !state().loadingMore, 'the end of the list');
+    const ids = feed.loadedIds;
     expect(ids).to.have.length(45);
     expect(new Set(ids).size).to.equal(45);
+    const client = await api();
+    expect(ids).to.deep.equal((await client.feed(sub, { limit: 100 })).data.map((m) => m._id));
+    // The rows rendered at the end: the last message, announced as 45 of 45, no row twice.
+    await waitFor(async () => (await feed.scrollToEnd(), feed.positions.at(-1)?.[0] === 45), 'the last row rendered');
     expect(feed.subjects.at(-1)).to.equal('Message 0');
-    expect(feed.subjects[0]).to.equal('Message 44');
+    expect(feed.positions.at(-1)).to.deep.equal([45, 45]);
+    expect(new Set(feed.ids).size).to.equal(feed.ids.length);
   });
 
   it('keeps paging when the view jumps to the end right after each page renders', async function () {
@@ -218,17 +221,17 @@ describe('<notif-feed>', () => {
     await feed.loaded();
     // The first pages fill the view and stop short of the end.
     await new Promise((r) => setTimeout(r, 500));
-    expect(feed.messages.length).to.be.within(10, 25);
+    expect(feed.loadedIds.length).to.be.within(10, 25);
     const jump = () => window.scrollTo(0, document.documentElement.scrollHeight);
     const renders = new MutationObserver(() => setTimeout(jump, 0));
     renders.observe(feed.root, { childList: true, subtree: true });
     try {
       jump();
-      await waitFor(() => feed.messages.length >= 35, 'all 35 messages without another scroll', 15_000);
+      await waitFor(() => feed.loadedIds.length >= 35, 'all 35 messages without another scroll', 15_000);
     } finally {
       renders.disconnect();
     }
-    expect(new Set(feed.ids).size).to.equal(35);
+    expect(new Set(feed.loadedIds).size).to.equal(35);
   });
 
   it('rolls back a mutation the server refuses (500) and fires notif-error', async () => {

@@ -1,10 +1,12 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { localeOf, translationFor } from '../../i18n/localize.ts';
+import { localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
+import { ListWindow } from '../../internal/list-window.ts';
+import type { Message } from '../../api/types.ts';
 import { NotifMessage } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
@@ -50,10 +52,13 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
  * @csspart retry-button - Retry after an error.
  * @csspart loading-more - Shown while the next page loads.
  *
- * The list has one tab stop (roving tabindex): ArrowUp / ArrowDown, Home and End move between
- * messages, Enter or Space opens one; from the header or the tabs, ArrowUp / ArrowDown reach the list.
- * The tabs follow the ARIA tabs pattern. The Unread tab shows a message read there for a moment
- * before it leaves, and empties at once on "Mark all as read".
+ * The list is windowed: only the messages in and near the view are in the DOM (rows come and go as
+ * it scrolls; each is a `<notif-message>` in an `item`), each with `aria-posinset` / `aria-setsize`.
+ * It has one tab stop (roving tabindex): ArrowUp / ArrowDown, Home and End move between all loaded
+ * messages, scrolling one in when needed; Enter or Space opens one; from the header or the tabs,
+ * ArrowUp / ArrowDown reach the list. The message at the top of the view stays in place when new ones
+ * arrive above it. The tabs follow the ARIA tabs pattern. The Unread tab shows a message read there
+ * for a moment before it leaves, and empties at once on "Mark all as read".
  *
  * @cssprop --notif-color-surface - Background (and -surface-raised, -surface-hover, -surface-unread).
  * @cssprop --notif-color-text - Text.
@@ -94,6 +99,26 @@ export class NotifFeed extends InboxElement {
   #stallTimer?: ReturnType<typeof setTimeout>;
   /** Messages just read one by one in the Unread tab: shown until their timer ends. */
   #lingering = new Set<string>();
+  #window = new ListWindow<Message>(
+    (m) => m._id,
+    (m, i, li) => {
+      if (!li) {
+        li = document.createElement('li');
+        li.setAttribute('part', 'item');
+        const row = li.appendChild(document.createElement('notif-message'));
+        row.setAttribute('part', 'message');
+        row.setAttribute('exportparts', MESSAGE_PARTS);
+      }
+      const state = this.state!;
+      li.ariaPosInSet = `${i + 1}`;
+      const n = this.#shown().length;
+      li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
+      Object.assign(li.firstChild!, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, locale: localeOf(this), theme: this.theme });
+      return li;
+    },
+    () => (this.embedded ? this.renderRoot.querySelector('#panel') : null),
+  );
+  #layout = () => void this.#window.layout();
 
   constructor() {
     super();
@@ -116,6 +141,8 @@ export class NotifFeed extends InboxElement {
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
     if (attached) store.feedOpened();
     else store.feedClosed();
+    // The first relative time builds its Intl formatter (tens of ms): built while the page is in flight.
+    relativeTime(new Date(), 0, localeOf(this));
   }
 
   /**
@@ -131,7 +158,30 @@ export class NotifFeed extends InboxElement {
     )).observe(this.renderRoot.querySelector('.sentinel')!);
   }
 
+  // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
+  override connectedCallback() {
+    super.connectedCallback();
+    addEventListener('scroll', this.#layout, true);
+    addEventListener('resize', this.#layout);
+  }
+
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    removeEventListener('scroll', this.#layout, true);
+    removeEventListener('resize', this.#layout);
+  }
+
+  /** The messages the list shows: the Unread tab's unread ones, and one read there for a moment (LINGER ms) before it leaves. */
+  #shown(): readonly Message[] {
+    const state = this.state;
+    return !state ? [] : state.tab == 'unread' ? state.messages.filter((m) => !m.read || this.#lingering.has(m._id)) : state.messages;
+  }
+
   protected override updated() {
+    const messages = this.#shown();
+    // The tab stop: the active message when it is loaded, else the first.
+    if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
+    void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     if (this.#sentinelVisible) void this.#pump();
   }
 
@@ -207,7 +257,7 @@ export class NotifFeed extends InboxElement {
               @click=${() => this.inbox?.setTab(id)}
             >${i ? t.tabUnread : t.tabAll}</button>`,
           )}</div>
-        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
+        <div part="panel" id="panel" role="tabpanel" @scroll=${this.#layout} aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
@@ -227,7 +277,7 @@ export class NotifFeed extends InboxElement {
         <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
-    const messages = state.tab == 'unread' ? state.messages.filter((m) => !m.read || this.#lingering.has(m._id)) : state.messages;
+    const messages = this.#shown();
     const banner = failed
       ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>${error ? retry : nothing}</div>`
       : nothing;
@@ -239,40 +289,37 @@ export class NotifFeed extends InboxElement {
           </slot>
         </div>`;
     }
-    const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
     return html`${banner}<ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
-        this.#activeId = (e.target as NotifMessage).message?._id;
-        this.requestUpdate();
-      }}>${messages.map(
-          (m) =>
-            html`<li part="item">
-              <notif-message
-                part="message"
-                exportparts=${MESSAGE_PARTS}
-                .message=${m}
-                .active=${m._id === active}
-                .store=${this.inbox}
-                .markAsSupported=${state.markAsSupported}
-                locale=${localeOf(this)}
-                theme=${this.theme ?? nothing}
-              ></notif-message>
-            </li>`,
-        )}</ul>`;
+        const id = (e.target as NotifMessage).message?._id;
+        if (id && id != this.#activeId) {
+          this.#activeId = id;
+          this.requestUpdate();
+        }
+      }}></ul>`;
   }
 
   /**
    * Roving focus. In the list (unless a control used the key or a modifier is held) ArrowUp /
-   * ArrowDown, Home and End move between messages. In the tabs either horizontal arrow moves to the
-   * other tab, in either direction (it wraps), Home and End to the first and last; the tab is selected.
+   * ArrowDown, Home and End move between the loaded messages, rendered or not (one is scrolled in
+   * first). In the tabs either horizontal arrow moves to the other tab, in either direction (it
+   * wraps), Home and End to the first and last; the tab is selected.
    */
   #onKey(e: KeyboardEvent, tabs?: boolean) {
-    const items = [...this.renderRoot.querySelectorAll<HTMLElement>(tabs ? '.tab' : 'notif-message')];
-    const i = items.indexOf(e.target as HTMLElement);
-    const next = items[((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!];
-    if (!next || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
+    const messages = this.#shown();
+    const items: readonly unknown[] = tabs ? [...this.renderRoot.querySelectorAll('.tab')] : messages;
+    const i = items.indexOf(tabs ? e.target : (e.target as NotifMessage).message);
+    const j = ((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!;
+    if (!items[j] || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
     e.preventDefault();
-    next.focus();
-    if (tabs) next.click();
+    if (tabs) {
+      const tab = items[j] as HTMLElement;
+      tab.focus();
+      return tab.click();
+    }
+    this.#activeId = messages[j]!._id;
+    this.requestUpdate();
+    void this.updateComplete
+      .then(() => this.#window.reveal(j, j > i))
+      .then(() => (this.#window.rendered.get(this.#activeId!)?.firstChild as NotifMessage).focus());
   }
-
 }

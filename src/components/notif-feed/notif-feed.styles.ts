@@ -1,6 +1,8 @@
 import { css } from 'lit';
 import { themeStyles } from '../../internal/theme.styles.ts';
 
+// Every row has its top border (a row's height is then the same wherever it is in the windowed list);
+// the list's first one sits under the line above it.
 export default [
   themeStyles,
   css`
@@ -29,8 +31,8 @@ export default [
     .tab:focus-visible { outline-offset: -2px; }
     #panel { min-block-size: 12rem; }
     :host([embedded]) #panel { min-block-size: 0; overflow-y: auto; overscroll-behavior: contain; }
-    ul { list-style: none; padding: 0; }
-    li+li, .skeleton+.skeleton, .more { border-block-start: 1px solid var(--_border); }
+    ul { list-style: none; padding: 0; margin-block-start: -1px; }
+    li, .skeleton+.skeleton, .more { border-block-start: 1px solid var(--_border); }
     .sentinel { block-size: 1px; }
     .state, .banner, .more { display: flex; align-items: center; gap: .5rem; padding: .5rem var(--_space); color: var(--_muted); }
     .state { flex-direction: column; padding: 3rem 1.5rem; text-align: center; }

@@ -26,6 +26,10 @@ export function initials(text: string): string {
   return text.match(/(?<![\p{L}\p{N}])[\p{L}\p{N}]/gu)?.slice(0, 2).join('').toLocaleUpperCase() || '•';
 }
 
+/** The connected messages, and the one clock that keeps their relative times current. */
+const ticking = new Set<NotifMessage>();
+let clock: ReturnType<typeof setInterval> | undefined;
+
 /** A string as shown (at most 20,000 characters); anything else is ''. */
 const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
 
@@ -76,7 +80,6 @@ export class NotifMessage extends NotifElement {
   declare theme: Theme | undefined;
   /** The avatar URL that failed to load (initials instead). */
   #failed?: string;
-  #clock?: ReturnType<typeof setInterval>;
 
   constructor() {
     super();
@@ -93,15 +96,18 @@ export class NotifMessage extends NotifElement {
     return (this.message?.cta?.data as { target?: unknown } | undefined)?.target === '_blank';
   }
 
-  // The relative time stays current: a connected message re-renders every 30 s.
+  // The relative times stay current: one clock re-renders every connected message every 30 s
+  // (none runs while no message is connected).
   override connectedCallback() {
     super.connectedCallback();
-    this.#clock = setInterval(() => this.requestUpdate(), 30_000);
+    ticking.add(this);
+    clock ||= setInterval(() => ticking.forEach((m) => m.requestUpdate()), 30_000);
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    clearInterval(this.#clock);
+    ticking.delete(this);
+    if (!ticking.size) clock = clearInterval(clock) as undefined;
   }
 
   /** Focuses the control that opens the message. */
