@@ -70,16 +70,6 @@ export class ListWindow<T> {
     })());
   }
 
-  /** Scrolls row `index` into the view, to its start or end edge; it is rendered when this resolves. */
-  reveal(index: number, end?: boolean): Promise<void> {
-    const offsets = this.#offsets();
-    const view = this.#view();
-    const top = this.#list!.getBoundingClientRect().top + offsets[index]!;
-    const bottom = top + offsets[index + 1]! - offsets[index]!;
-    if (top < view[0] || bottom > view[1]) this.#scrollBy(end ? bottom - view[1] : top - view[0]);
-    return this.layout();
-  }
-
   async #pass() {
     const list = this.#list;
     if (!list?.isConnected) return;

@@ -318,8 +318,9 @@ export class NotifFeed extends InboxElement {
     }
     this.#activeId = messages[j]!._id;
     this.requestUpdate();
+    // The new tab stop is pinned, so rendered (where it belongs); focusing it scrolls it into view.
     void this.updateComplete
-      .then(() => this.#window.reveal(j, j > i))
+      .then(() => this.#window.layout())
       .then(() => (this.#window.rendered.get(this.#activeId!)?.firstChild as NotifMessage).focus());
   }
 }
