@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import cors from '@fastify/cors';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -46,6 +46,24 @@ declare module 'fastify' {
 
 const API_PATH = /^\/v[12]\//;
 
+/**
+ * True when the request is for the API (/v1, /v2): judged on the path the router routes, which it
+ * has percent-decoded (`/%76%32/workflows` is `/v2/workflows`), never on the raw URL. A request no
+ * route matched is judged on its decoded path, so it is authenticated too when it looks like one.
+ */
+export function isApiRequest(request: FastifyRequest): boolean {
+  const routed = request.routeOptions.url;
+  if (routed !== undefined) return API_PATH.test(routed);
+  const raw = request.url.split('?')[0]!;
+  let path: string;
+  try {
+    path = decodeURIComponent(raw);
+  } catch {
+    path = raw;
+  }
+  return API_PATH.test(path);
+}
+
 /** Builds the HTTP app from a config; it holds no global state, so tests can build several. */
 export async function buildApp(config: AppConfig): Promise<App> {
   const app = Fastify({
@@ -84,11 +102,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
     rateLimit(app, {
       ...config.rateLimit,
       environmentOf: async (key) => (await keys.resolve(key))?.environmentId ?? null,
-      applies: (url) => API_PATH.test(url),
+      applies: isApiRequest,
     });
   }
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || !API_PATH.test(request.url)) return;
+    if (request.method === 'OPTIONS' || !isApiRequest(request)) return;
     const header = request.headers.authorization;
     if (!header) throw new HttpError(401, 'Missing Authorization header; expected "Authorization: ApiKey <key>"');
     const m = /^(\S+)\s+(\S+)$/.exec(header.trim());
