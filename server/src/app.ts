@@ -11,7 +11,7 @@ import { errorBody, errorMessage, HttpError, type FieldErrors } from './errors.t
 import { idempotency } from './idempotency.ts';
 import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
-import { rejectNulCharacters } from './input-guard.ts';
+import { guardInput } from './input-guard.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -119,8 +119,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
   });
 
   if (config.faults) faults(app);
+  // Before idempotency: its fingerprint walks the body, so the body must be known sound first.
+  guardInput(app);
   idempotency(app, config.db);
-  rejectNulCharacters(app);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const path = request.url;
