@@ -30,7 +30,17 @@ export interface AppConfig {
   faults?: boolean;
   /** Rate limits (server/ratelimit.ts); none when absent. */
   rateLimit?: RateLimitConfig;
+  /**
+   * Longest wait, in ms, for a request's headers and, separately, for the whole request (headers
+   * and body) to arrive; past it the connection gets 408 and is closed. Default 10 s and 15 s.
+   * Only requests are timed: an answer may take as long as it needs (a live stream, say).
+   */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
+
+/** Keep-alive connections idle longer than this are closed: past a load balancer's usual 60 s. */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** What every route module gets: the database and the services built on it. */
 export interface AppContext {
@@ -66,9 +76,19 @@ export function isApiRequest(request: FastifyRequest): boolean {
 
 /** Builds the HTTP app from a config; it holds no global state, so tests can build several. */
 export async function buildApp(config: AppConfig): Promise<App> {
+  const requestTimeout = config.requestTimeoutMs ?? 15_000;
   const app = Fastify({
     logger: config.logger ?? false,
     bodyLimit: 1024 * 1024,
+    // A client that sends its headers or body slowly, or stops half-way, is cut off in seconds.
+    // Node checks these every `connectionsCheckingInterval`, so that is kept short too. No idle
+    // socket timeout (connectionTimeout): it would cut long answers that are quiet a while.
+    requestTimeout,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.headersTimeoutMs ?? 10_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(1000, requestTimeout),
+    },
     // Path parameters up to 255 characters (subscriberId) must reach their schema, which answers 422.
     routerOptions: { maxParamLength: 1024 },
     // Errors the router raises before any route (a malformed %-escape, a parameter past maxParamLength)

@@ -23,6 +23,9 @@ const USAGE = `notif-inbox service
   --no-scheduler: do not run delayed steps (delay, digest) in this process; another process on the same
       database may. NOTIF_SCHEDULER_POLL_MS sets the scheduler's longest sleep (default 250).
 
+  NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
+      may take to send a request's headers, and the whole request; then 408 and the connection closes.
+
   --allow-private-webhooks (or NOTIF_ALLOW_PRIVATE_WEBHOOKS=1): let chat webhooks reach loopback, private,
       link-local and metadata addresses, which are refused by default. For development only.
 
@@ -84,7 +87,14 @@ async function main(argv: string[]) {
     }
   });
 
-  const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false, rateLimit });
+  const app = await buildApp({
+    db,
+    logger: values.log ?? false,
+    faults: values.faults ?? false,
+    rateLimit,
+    headersTimeoutMs: Number(process.env.NOTIF_HEADERS_TIMEOUT_MS) || undefined,
+    requestTimeoutMs: Number(process.env.NOTIF_REQUEST_TIMEOUT_MS) || undefined,
+  });
   const address = await app.listen({ port, host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
   const playground = values.demo ? await startPlayground({ apiUrl: address, db }) : null;
