@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import Ajv from 'ajv';
@@ -12,7 +12,7 @@ import { errorBody, errorMessage, HttpError, type FieldErrors } from './errors.t
 import { idempotency } from './idempotency.ts';
 import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
-import { rejectNulCharacters } from './input-guard.ts';
+import { guardInput } from './input-guard.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -31,7 +31,17 @@ export interface AppConfig {
   faults?: boolean;
   /** Rate limits (server/ratelimit.ts); none when absent. */
   rateLimit?: RateLimitConfig;
+  /**
+   * Longest wait, in ms, for a request's headers and, separately, for the whole request (headers
+   * and body) to arrive; past it the connection gets 408 and is closed. Default 10 s and 15 s.
+   * Only requests are timed: an answer may take as long as it needs (a live stream, say).
+   */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
+
+/** Keep-alive connections idle longer than this are closed: past a load balancer's usual 60 s. */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** What every route module gets: the database and the services built on it. */
 export interface AppContext {
@@ -47,11 +57,39 @@ declare module 'fastify' {
 
 const API_PATH = /^\/v[12]\//;
 
+/**
+ * True when the request is for the API (/v1, /v2): judged on the path the router routes, which it
+ * has percent-decoded (`/%76%32/workflows` is `/v2/workflows`), never on the raw URL. A request no
+ * route matched is judged on its decoded path, so it is authenticated too when it looks like one.
+ */
+export function isApiRequest(request: FastifyRequest): boolean {
+  const routed = request.routeOptions.url;
+  if (routed !== undefined) return API_PATH.test(routed);
+  const raw = request.url.split('?')[0]!;
+  let path: string;
+  try {
+    path = decodeURIComponent(raw);
+  } catch {
+    path = raw;
+  }
+  return API_PATH.test(path);
+}
+
 /** Builds the HTTP app from a config; it holds no global state, so tests can build several. */
 export async function buildApp(config: AppConfig): Promise<App> {
+  const requestTimeout = config.requestTimeoutMs ?? 15_000;
   const app = Fastify({
     logger: config.logger ?? false,
     bodyLimit: 1024 * 1024,
+    // A client that sends its headers or body slowly, or stops half-way, is cut off in seconds.
+    // Node checks these every `connectionsCheckingInterval`, so that is kept short too. No idle
+    // socket timeout (connectionTimeout): it would cut long answers that are quiet a while.
+    requestTimeout,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.headersTimeoutMs ?? 10_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(1000, requestTimeout),
+    },
     // Path parameters up to 255 characters (subscriberId) must reach their schema, which answers 422.
     routerOptions: { maxParamLength: 1024 },
     // Errors the router raises before any route (a malformed %-escape, a parameter past maxParamLength)
@@ -89,11 +127,11 @@ export async function buildApp(config: AppConfig): Promise<App> {
     rateLimit(app, {
       ...config.rateLimit,
       environmentOf: async (key) => (await keys.resolve(key))?.environmentId ?? null,
-      applies: (url) => API_PATH.test(url),
+      applies: isApiRequest,
     });
   }
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || !API_PATH.test(request.url)) return;
+    if (request.method === 'OPTIONS' || !isApiRequest(request)) return;
     const header = request.headers.authorization;
     if (!header) throw new HttpError(401, 'Missing Authorization header; expected "Authorization: ApiKey <key>"');
     const m = /^(\S+)\s+(\S+)$/.exec(header.trim());
@@ -106,8 +144,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
   });
 
   if (config.faults) faults(app);
+  // Before idempotency: its fingerprint walks the body, so the body must be known sound first.
+  guardInput(app);
   idempotency(app, config.db);
-  rejectNulCharacters(app);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const path = request.url;

@@ -1,37 +1,69 @@
 import type { App } from './app.ts';
 import { HttpError } from './errors.ts';
 
+/** How deep objects and arrays may nest in a request's JSON (the body, a feed payload filter). */
+export const MAX_JSON_DEPTH = 32;
+
 /**
- * Refuses strings holding a NUL character (U+0000) anywhere in a request's path parameters, query
- * or JSON body, with the validation error of decisions.md (422). PostgreSQL text cannot store NUL,
- * so without this the same input would be stored on SQLite and fail with a 500 on PostgreSQL; this
- * way both databases answer alike, before anything is written.
+ * Refuses, with the validation error of decisions.md (422), before anything reads or stores them:
+ * - JSON nested deeper than MAX_JSON_DEPTH levels (it would overflow the stack of whatever walks it
+ *   next: serialisation, the idempotency fingerprint, a database's JSON functions);
+ * - strings or keys holding a NUL character (U+0000), which PostgreSQL text cannot store;
+ * - strings or keys holding a lone surrogate (half of a UTF-16 pair), which is not Unicode text and
+ *   which PostgreSQL's JSON refuses.
+ * Path parameters, the query and the JSON body are checked, so both databases answer alike.
  */
-export function rejectNulCharacters(app: App) {
+export function guardInput(app: App) {
   app.addHook('preValidation', async (request) => {
     for (const [source, value] of [
       ['params', request.params],
       ['querystring', request.query],
       ['body', request.body],
     ] as const) {
-      const found = findNul(value, []);
+      const found = findBadInput(value);
       if (found) {
         const field = found.path.join('.') || source;
-        throw new HttpError(422, `${field} must not contain NUL characters`, {
-          [field]: { messages: ['must not contain NUL characters'], value: found.value },
+        throw new HttpError(422, `${field} ${found.problem}`, {
+          [field]: { messages: [found.problem], value: found.value },
         });
       }
     }
   });
 }
 
-function findNul(value: unknown, path: string[], depth = 0): { path: string[]; value: unknown } | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? { path, value } : undefined;
-  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return { path: [...path, key], value: key };
-    const found = findNul(item, [...path, key], depth + 1);
-    if (found) return found;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (a lone surrogate)';
+  return undefined;
+}
+
+export interface BadInput {
+  path: string[];
+  problem: string;
+  value: unknown;
+}
+
+/** The first problem in `root` (see guardInput), walking without recursion; undefined when none. */
+export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH): BadInput | undefined {
+  const stack: { value: unknown; path: string[]; depth: number }[] = [{ value: root, path: [], depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      const problem = textProblem(value);
+      if (problem) return { path, problem, value: value.replace(/[\ud800-\udfff]/g, '\ufffd') };
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= maxDepth) return { path, problem: `must not nest deeper than ${maxDepth} levels`, value: null };
+    const entries = Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i]!;
+      const problem = textProblem(key);
+      if (problem) return { path: [...path, key.replace(/[\ud800-\udfff\u0000]/g, '\ufffd')], problem: `key ${problem}`, value: null };
+      stack.push({ value: item, path: [...path, key], depth: depth + 1 });
+    }
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ import { seedDemo, isFresh } from './seed.ts';
 import { startPlayground } from './demo.ts';
 import { parseRateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { Scheduler } from './engine/scheduler.ts';
+import { allowPrivateWebhooks } from './engine/webhook.ts';
 
 const USAGE = `notif-inbox service
 
@@ -22,6 +23,12 @@ const USAGE = `notif-inbox service
   --no-scheduler: do not run delayed steps (delay, digest) in this process; another process on the same
       database may. NOTIF_SCHEDULER_POLL_MS sets the scheduler's longest sleep (default 250).
 
+  NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
+      may take to send a request's headers, and the whole request; then 408 and the connection closes.
+
+  --allow-private-webhooks (or NOTIF_ALLOW_PRIVATE_WEBHOOKS=1): let chat webhooks reach loopback, private,
+      link-local and metadata addresses, which are refused by default. For development only.
+
 Environment: NOTIF_API_KEYS="key1=org/env,key2=org/env2" registers keys at start.`;
 
 async function main(argv: string[]) {
@@ -34,6 +41,7 @@ async function main(argv: string[]) {
       db: { type: 'string' },
       'no-seed': { type: 'boolean' },
       'no-scheduler': { type: 'boolean' },
+      'allow-private-webhooks': { type: 'boolean' },
       demo: { type: 'boolean' },
       faults: { type: 'boolean' },
       'rate-limit': { type: 'string' },
@@ -64,6 +72,7 @@ async function main(argv: string[]) {
   const host = values.host ?? '127.0.0.1';
   const rateLimit = rateLimitConfig(values['rate-limit'] ?? process.env.NOTIF_RATE_LIMIT, values['rate-limit-scope'] ?? process.env.NOTIF_RATE_LIMIT_SCOPE);
 
+  if (values['allow-private-webhooks']) allowPrivateWebhooks(true);
   const db = await openDatabase({ location });
   // One process at a time: servers starting together on one PostgreSQL database would otherwise
   // both find it fresh, or both create the organization of a key.
@@ -78,7 +87,14 @@ async function main(argv: string[]) {
     }
   });
 
-  const app = await buildApp({ db, logger: values.log ?? false, faults: values.faults ?? false, rateLimit });
+  const app = await buildApp({
+    db,
+    logger: values.log ?? false,
+    faults: values.faults ?? false,
+    rateLimit,
+    headersTimeoutMs: Number(process.env.NOTIF_HEADERS_TIMEOUT_MS) || undefined,
+    requestTimeoutMs: Number(process.env.NOTIF_REQUEST_TIMEOUT_MS) || undefined,
+  });
   const address = await app.listen({ port, host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
   const playground = values.demo ? await startPlayground({ apiUrl: address, db }) : null;

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 
 /**
  * The browser-safe gateway (DESIGN.md, Security). A page must never hold the API key, so the host
@@ -31,7 +32,15 @@ export interface InboxProxyOptions {
   hmacKey?: string;
   /** For tests or custom agents. */
   fetch?: typeof fetch;
+  /**
+   * Largest request body passed on, in bytes (default 64 KB: the inbox's bodies are a few hundred
+   * bytes). Read only once the subscriber is authenticated; past it the answer is 413.
+   */
+  maxBodyBytes?: number;
 }
+
+/** The default of `maxBodyBytes`. */
+export const PROXY_MAX_BODY_BYTES = 64 * 1024;
 
 /** The inbox's endpoints: method, path, and where the subscriber id (or message id) sits. */
 const ROUTES: { method: string; path: RegExp }[] = [
@@ -56,12 +65,9 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
   const service = options.serviceUrl.replace(/\/$/, '');
   const hmacKey = options.hmacKey ?? options.apiKey;
   const send = options.fetch ?? fetch;
+  const maxBody = options.maxBodyBytes ?? PROXY_MAX_BODY_BYTES;
 
-  const refuse = (status: number, message: string, path: string) =>
-    Response.json(
-      { statusCode: status, error: STATUS_CODES[status], message, timestamp: new Date().toISOString(), path },
-      { status },
-    );
+  const refuse = errorResponse;
 
   /** The subscriber this request speaks for, or null when it proves none. */
   async function who(request: Request): Promise<string | null> {
@@ -104,10 +110,18 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       if (value !== null) headers.set(name, value);
     }
     const search = query.size ? `?${query}` : '';
-    const body = request.method === 'GET' || request.method === 'DELETE' ? undefined : await request.text();
+    let body: Uint8Array | undefined;
+    if (request.method !== 'GET' && request.method !== 'DELETE') {
+      // Only now, with the subscriber authenticated, is the body read, and never past the cap.
+      const declared = Number(request.headers.get('content-length') ?? 0);
+      if (declared > maxBody) return refuse(413, `The body is larger than ${maxBody} bytes`, url.pathname);
+      body = await readCapped(request, maxBody);
+      if (!body) return refuse(413, `The body is larger than ${maxBody} bytes`, url.pathname);
+    }
     let answer: Response;
     try {
-      answer = await send(`${service}${path}${search}`, { method: request.method, headers, body, redirect: 'manual' });
+      // The caller's signal: when the page goes away, so does the request to the service.
+      answer = await send(`${service}${path}${search}`, { method: request.method, headers, body, redirect: 'manual', signal: request.signal });
     } catch {
       return refuse(502, 'The notification service did not answer', url.pathname);
     }
@@ -116,28 +130,137 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       const value = answer.headers.get(name);
       if (value !== null) back.set(name, value);
     }
-    return new Response(answer.status === 204 ? null : await answer.arrayBuffer(), { status: answer.status, headers: back });
+    // Streamed through as it comes (a long-lived answer passes chunk by chunk), never buffered here.
+    return new Response(answer.status === 204 ? null : answer.body, { status: answer.status, headers: back });
   };
 }
 
-/** Adapts the handler to Node's `http.createServer` (or Express / Fastify's raw request). */
+/** decisions.md's error body as a Response. */
+function errorResponse(status: number, message: string, path: string): Response {
+  return Response.json(
+    { statusCode: status, error: STATUS_CODES[status] ?? 'Error', message, timestamp: new Date().toISOString(), path },
+    { status },
+  );
+}
+
+/** The request's body, or undefined when it holds more than `max` bytes (reading stops there). */
+async function readCapped(request: Request, max: number): Promise<Uint8Array | undefined> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Adapts the handler to Node's `http.createServer` (or Express / Fastify's raw request).
+ *
+ * No request can bring the process down: whatever cannot become a `Request` (an absolute-form or
+ * `*` target, a method the Fetch API forbids such as TRACE, a malformed Host header) is answered 400
+ * with decisions.md's error body, and a handler that throws answers 500. The request body is handed
+ * to the handler as a stream, so nothing is read before it authenticates; the answer is piped back
+ * chunk by chunk as it comes (Server-Sent Events pass through), and a client that goes away aborts
+ * the request's signal, which ends the handler's fetch to the service.
+ */
 export function toNodeListener(handler: (request: Request) => Promise<Response>) {
-  return async (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+  return (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+    serve(handler, req, res).catch(() => {
+      // The answer was under way when the client or the service went away: nothing left to tell.
+      if (!res.destroyed) res.destroy();
+    });
+  };
+}
+
+const BODYLESS = new Set(['GET', 'HEAD']);
+
+async function serve(
+  handler: (request: Request) => Promise<Response>,
+  req: import('node:http').IncomingMessage,
+  res: import('node:http').ServerResponse,
+) {
+  const target = req.url ?? '';
+  const aborted = new AbortController();
+  // 'close' on the answer before it finished: the client went away.
+  res.on('close', () => {
+    if (!res.writableFinished) aborted.abort();
+  });
+  let request: Request;
+  try {
+    if (!target.startsWith('/')) throw new Error('not an origin-form request target');
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string') headers.set(name, value);
       else if (Array.isArray(value)) headers.set(name, value.join(', '));
     }
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && chunks.length > 0;
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
-      method: req.method,
-      headers,
-      body: hasBody ? Buffer.concat(chunks) : undefined,
-    });
-    const response = await handler(request);
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
-  };
+    const host = req.headers.host ?? 'localhost';
+    if (!/^[a-z0-9._~-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i.test(host)) throw new Error('the Host header is not a host');
+    const url = new URL(`http://${host}${target}`);
+    const hasBody = !BODYLESS.has(req.method ?? 'GET') && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined);
+    // `duplex: 'half'`: Node's fetch needs it for a streamed body (the DOM's RequestInit lacks it).
+    const init = { method: req.method, headers, body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined, signal: aborted.signal, duplex: 'half' };
+    request = new Request(url, init as RequestInit);
+  } catch {
+    return answer(res, req, errorResponse(400, 'Malformed request', target.startsWith('/') ? target.split('?')[0]! : '/'), aborted);
+  }
+  let response: Response;
+  try {
+    response = await handler(request);
+  } catch {
+    response = errorResponse(500, 'The proxy failed to answer', new URL(request.url).pathname);
+  }
+  await answer(res, req, response, aborted);
+}
+
+/** Writes the Response out as its chunks come, waiting when the client reads slowly. */
+async function answer(
+  res: import('node:http').ServerResponse,
+  req: import('node:http').IncomingMessage,
+  response: Response,
+  aborted: AbortController,
+) {
+  if (res.destroyed) {
+    await response.body?.cancel().catch(() => {});
+    return;
+  }
+  // A body the handler left unread (refused before authentication, say): the connection closes
+  // after the answer, so the rest is not waited for.
+  if (!req.complete) res.setHeader('connection', 'close');
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.flushHeaders();
+  if (!response.body || req.method === 'HEAD') {
+    await response.body?.cancel().catch(() => {});
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const stop = () => reader.cancel().catch(() => {});
+  aborted.signal.addEventListener('abort', stop, { once: true });
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (res.destroyed) break;
+      if (!res.write(value)) await new Promise<void>((r) => {
+        res.once('drain', r);
+        res.once('close', r);
+      });
+    }
+  } finally {
+    aborted.signal.removeEventListener('abort', stop);
+  }
+  if (res.destroyed) {
+    await stop();
+    return;
+  }
+  res.end();
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import type { App } from './app.ts';
 import { HttpError } from './errors.ts';
 
@@ -65,7 +66,7 @@ export interface RateLimitOptions extends RateLimitConfig {
   /** The environment of an API key, for scope `environment` (null when the key is unknown). */
   environmentOf: (key: string) => Promise<string | null>;
   /** Which requests count: by default every request whose path starts with /v1/ or /v2/. */
-  applies: (url: string) => boolean;
+  applies: (request: FastifyRequest) => boolean;
   now?: () => number;
 }
 
@@ -120,7 +121,7 @@ export function rateLimit(app: App, options: RateLimitOptions) {
   };
 
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || !options.applies(request.url)) return;
+    if (request.method === 'OPTIONS' || !options.applies(request)) return;
     const at = now();
     const taken = counter.take(await callerOf(request.headers.authorization, request.ip), at);
     request.rateLimit = taken;

@@ -108,7 +108,8 @@ describe('chat steps', () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   before(async () => {
     receiver = await startReceiver((path) => (path.startsWith('/fail') ? 500 : 200));
-    server = await startServer();
+    // The receiver listens on 127.0.0.1, which webhooks may reach only when allowed.
+    server = await startServer({ NOTIF_ALLOW_PRIVATE_WEBHOOKS: '1' });
     await createWorkflow(server, {
       workflowId: 'chatty',
       name: 'Chatty',

@@ -289,8 +289,7 @@ describe('GET /v1/integrations (list)', () => {
     assert.equal(forA.status, 200);
     assert.ok(Array.isArray(forA.body));
     assert.deepEqual(forA.body.map((i: any) => i._id), [a1._id, b1._id, a2._id]);
-    assert.deepEqual(forA.body[0], a1);
-    assert.equal(forA.body[0].credentials.apiKey, 'a1');
+    assert.deepEqual(forA.body[0], { ...a1, credentials: { apiKey: '****' } });
 
     const forB = await server.get('/v1/integrations', { key: KEYS.b });
     assert.deepEqual(forB.body.map((i: any) => i._id), [a1._id, b1._id, a2._id]);
@@ -298,6 +297,35 @@ describe('GET /v1/integrations (list)', () => {
     const forOther = await server.get('/v1/integrations', { key: KEYS.other });
     assert.deepEqual(forOther.body.map((i: any) => i._id), [o1._id]);
     expectErrorBody(await server.get('/v1/integrations', { key: null }), 401);
+  });
+
+  it('masks secrets in the list, for every environment of the organization; only create and update answers show them', async () => {
+    const credentials = { apiKey: 'SG.live-secret-api-key-WXYZ', secretKey: 'short', from: 'noreply@example.test', region: 'eu', secure: true, tlsOptions: { key: 'PRIVATE-KEY-PEM-ABCD', rejectUnauthorized: false } };
+    const configurations = { inboundWebhookEnabled: true, inboundWebhookSigningKey: 'whsec_signing_key_9876' };
+    const created = await server.post('/v1/integrations', { providerId: 'mailgun', channel: 'email', identifier: 'masked', credentials, configurations });
+    assert.equal(created.status, 201);
+    assert.deepEqual(created.body.credentials, credentials, 'the create answer shows what was given');
+    assert.deepEqual(created.body.configurations, configurations);
+    const masked = {
+      apiKey: '****WXYZ',
+      secretKey: '****',
+      from: 'noreply@example.test',
+      region: 'eu',
+      secure: true,
+      tlsOptions: { key: '****ABCD', rejectUnauthorized: false },
+    };
+    for (const key of [KEYS.a, KEYS.b]) {
+      const listed = (await server.get('/v1/integrations', { key })).body.find((i: any) => i._id === created.body._id);
+      assert.deepEqual(listed.credentials, masked, `listed with ${key}`);
+      assert.deepEqual(listed.configurations, { inboundWebhookEnabled: true, inboundWebhookSigningKey: '****9876' });
+      const text = JSON.stringify((await server.get('/v1/integrations', { key })).body);
+      for (const secret of ['SG.live-secret-api-key-WXYZ', 'PRIVATE-KEY-PEM-ABCD', 'whsec_signing_key_9876']) assert.equal(text.includes(secret), false, secret);
+    }
+    const updated = await server.put(`/v1/integrations/${created.body._id}`, { name: 'Renamed' });
+    assert.deepEqual(updated.body.credentials, credentials, 'the update answer shows them');
+    // The masked form is never taken for the secret: an update without credentials keeps the stored ones.
+    const again = (await server.get('/v1/integrations')).body.find((i: any) => i._id === created.body._id);
+    assert.equal(again.credentials.apiKey, '****WXYZ');
   });
 });
 
@@ -375,9 +403,10 @@ describe('secrets at rest', () => {
       assert.deepEqual(replay.body, created.body);
 
       await server.restart();
-      const list = await server.get('/v1/integrations');
-      assert.equal(list.body[0].credentials.apiKey, `${SECRET}-v2`);
-      assert.equal(list.body[0].configurations.inboundWebhookSigningKey, SIGNING);
+      // An update answer shows the secrets opened (the list masks them).
+      const opened = await server.put(`/v1/integrations/${created.body._id}`, {});
+      assert.equal(opened.body.credentials.apiKey, `${SECRET}-v2`);
+      assert.equal(opened.body.configurations.inboundWebhookSigningKey, SIGNING);
       assertNotInFiles(server, SECRET, SIGNING);
     } finally {
       await server.dispose();
@@ -394,7 +423,7 @@ describe('secrets at rest', () => {
       assert.ok(settings.some((s) => s.name === 'encryption_salt'));
       assertNotInFiles(server, SECRET);
       await server.restart();
-      assert.equal((await server.get('/v1/integrations')).body[0].credentials.token, SECRET);
+      assert.equal((await server.put(`/v1/integrations/${created.body._id}`, {})).body.credentials.token, SECRET);
     } finally {
       await server.dispose();
     }

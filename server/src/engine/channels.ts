@@ -6,7 +6,7 @@ import type { StoredStep } from '../views.ts';
 import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { renderContextFor } from './render-context.ts';
 import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type StepHandler, type Store } from './types.ts';
-import { postWebhook } from './webhook.ts';
+import { mapBounded, postWebhook, WEBHOOK_CONCURRENCY } from './webhook.ts';
 
 // The delivery channels besides in_app. email, sms and push go through the environment's active
 // integration of the channel (its primary one first): the service holds no provider SDKs, so the
@@ -169,16 +169,18 @@ export const chatStep: StepHandler = async (store, job, ctx) => {
       detail: 'Failed: the subscriber has no chat credentials with a webhookUrl',
     });
   }
-  // One receiver at a time: a run's deliveries are few, and a slow one costs at most the timeout.
-  for (const target of targets) {
-    const outcome = await postWebhook(target.credentials!.webhookUrl!, { text: body });
-    const raw = { statusCode: outcome.statusCode ?? null, error: outcome.error ?? null, ms: outcome.ms, response: outcome.body ?? '' };
+  // Every receiver at once (a few at a time), so silent ones cost one timeout, not one each.
+  const outcomes = await mapBounded(targets, WEBHOOK_CONCURRENCY, (target) => postWebhook(target.credentials!.webhookUrl!, { text: body }));
+  for (const [i, target] of targets.entries()) {
+    const outcome = outcomes[i]!;
+    // The receiver's status only: its answer is never echoed back through the API.
+    const raw = { statusCode: outcome.statusCode ?? null, error: outcome.error ?? null, ms: outcome.ms };
     deliveries.push(
       outcome.ok
         ? { error: null, providerId: target.providerId, detail: `Webhook answered ${outcome.statusCode}`, raw }
         : {
             error: {
-              id: outcome.statusCode !== undefined ? `webhook_status_${outcome.statusCode}` : 'webhook_unreachable',
+              id: outcome.refused ? 'webhook_address_refused' : outcome.statusCode !== undefined ? `webhook_status_${outcome.statusCode}` : 'webhook_unreachable',
               text: `Webhook ${outcome.error}`,
             },
             providerId: target.providerId,

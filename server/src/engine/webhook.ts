@@ -1,9 +1,36 @@
 // Delivery of a chat message to a subscriber's webhook: one JSON POST, with a timeout. Never throws:
-// every outcome (an answer of any status, a refused connection, a timeout, a bad URL) is returned.
+// every outcome (an answer of any status, a refused address, a refused connection, a timeout, a bad
+// URL) is returned.
+//
+// The URL is the subscriber's, so it is untrusted: by default only public addresses are reached.
+// The host name is resolved here, every address it resolves to is checked, and the connection goes
+// to the checked address (so a name that resolves to a public address now and a private one a moment
+// later cannot slip through). Loopback, private, link-local, unique-local, carrier-grade NAT,
+// multicast, reserved and cloud metadata addresses are refused; redirects are not followed; of the
+// answer only its status is kept. `serve --allow-private-webhooks` (or NOTIF_ALLOW_PRIVATE_WEBHOOKS=1)
+// lifts the address check, for development and tests whose receivers listen on 127.0.0.1.
+
+import { lookup } from 'node:dns/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export const WEBHOOK_TIMEOUT_MS = 5000;
-/** At most this much of the receiver's answer is kept (in the execution detail's `raw`). */
-const BODY_KEEP = 512;
+/** Chat webhooks of one step sent at once, at most. */
+export const WEBHOOK_CONCURRENCY = 8;
+/** Largest request body sent to a webhook (the rendered text is far smaller). */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** Host names of cloud metadata services, refused whatever they resolve to. */
+const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+
+let allowPrivate = process.env.NOTIF_ALLOW_PRIVATE_WEBHOOKS === '1' || process.env.NOTIF_ALLOW_PRIVATE_WEBHOOKS === 'true';
+
+/** Lets webhooks reach private and loopback addresses (`--allow-private-webhooks`): development only. */
+export function allowPrivateWebhooks(allow: boolean) {
+  allowPrivate = allow;
+}
 
 export interface WebhookOutcome {
   ok: boolean;
@@ -11,8 +38,8 @@ export interface WebhookOutcome {
   statusCode?: number;
   /** Why it failed, when it did. */
   error?: string;
-  /** The start of the receiver's answer. */
-  body?: string;
+  /** True when the address was refused and no request was made. */
+  refused?: boolean;
   ms: number;
 }
 
@@ -27,53 +54,93 @@ export function isWebhookUrl(value: unknown): value is string {
   }
 }
 
+class RefusedAddress extends Error {}
+
+/** Why `address` may not be reached, or null when it is a public unicast address. */
+export function refusedAddress(address: string): string | null {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  const range = ipaddr.process(address).range();
+  return range === 'unicast' ? null : `${address} is a ${range} address`;
+}
+
+/** Refuses names that are never public (metadata services, localhost and .internal/.local names). */
+function refusedName(hostname: string): string | null {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (METADATA_HOSTS.has(name)) return `${name} is a metadata service`;
+  if (name === 'localhost' || /\.(localhost|internal|local|home\.arpa)$/.test(name)) return `${name} is not a public name`;
+  return null;
+}
+
+/** A dns lookup for http.request that hands on only addresses that pass `refusedAddress`. */
+const checkedLookup: LookupFunction = (hostname, options, callback) => {
+  lookup(hostname, { all: true, family: (options as { family?: number }).family ?? 0 })
+    .then((addresses) => {
+      if (addresses.length === 0) throw new Error(`${hostname} did not resolve`);
+      for (const a of addresses) {
+        const why = refusedAddress(a.address);
+        if (why) throw new RefusedAddress(`${hostname} resolves to ${why}`);
+      }
+      const all = (options as { all?: boolean }).all;
+      if (all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, addresses);
+      else callback(null, addresses[0]!.address, addresses[0]!.family);
+    })
+    .catch((err: Error) => callback(err as NodeJS.ErrnoException, '', 0));
+};
+
 export async function postWebhook(url: string, body: unknown, timeoutMs = WEBHOOK_TIMEOUT_MS): Promise<WebhookOutcome> {
   const started = Date.now();
   if (!isWebhookUrl(url)) return { ok: false, error: 'not an http(s) URL', ms: 0 };
+  const target = new URL(url);
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate) {
+    const why = ipaddr.isValid(host) ? refusedAddress(host) : refusedName(host);
+    if (why) return { ok: false, refused: true, error: `refused: ${why}`, ms: 0 };
+  }
+  const payload = Buffer.from(JSON.stringify(body));
+  if (payload.length > MAX_BODY_BYTES) return { ok: false, error: 'message too large for a webhook', ms: 0 };
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'notif-inbox' },
-      body: JSON.stringify(body),
-      // A redirect is an answer like any other: it is recorded, not followed.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+    const statusCode = await new Promise<number>((resolve, reject) => {
+      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(
+        target,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, 'user-agent': 'notif-inbox' },
+          // The checked lookup: the connection goes to the address that was checked.
+          ...(allowPrivate ? {} : { lookup: checkedLookup }),
+          agent: false,
+          signal: AbortSignal.timeout(timeoutMs),
+        },
+        (res: IncomingMessage) => {
+          // Only the status is kept: the answer is not read (a redirect is an answer like any other).
+          resolve(res.statusCode ?? 0);
+          res.destroy();
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    const text = await readStart(res);
-    const ok = res.status >= 200 && res.status < 300;
-    return {
-      ok,
-      statusCode: res.status,
-      body: text,
-      ...(ok ? {} : { error: `answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}` }),
-      ms: Date.now() - started,
-    };
+    const ok = statusCode >= 200 && statusCode < 300;
+    return { ok, statusCode, ...(ok ? {} : { error: `answered ${statusCode}` }), ms: Date.now() - started };
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
+    if (err instanceof RefusedAddress) return { ok: false, refused: true, error: `refused: ${err.message}`, ms: Date.now() - started };
+    const e = err as Error & { code?: string };
     const error =
-      e.name === 'TimeoutError' || e.name === 'AbortError'
-        ? `no answer within ${timeoutMs} ms`
-        : [e.cause?.code, e.cause?.message ?? e.message].filter(Boolean).join(': ');
+      e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : [e.code, e.message].filter(Boolean).join(': ');
     return { ok: false, error: error || 'request failed', ms: Date.now() - started };
   }
 }
 
-async function readStart(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < BODY_KEEP) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
+/** Runs `work` over `items`, at most `limit` at a time, keeping the order of the results. */
+export async function mapBounded<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
     }
-  } catch {
-    // A receiver that resets the connection mid-answer still answered with its status.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, BODY_KEEP);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

@@ -5,6 +5,7 @@ import type { Tenant } from '../auth.ts';
 import type { Dialect } from '../db/index.ts';
 import type { Database } from '../db/schema.ts';
 import { badRequest } from '../errors.ts';
+import { findBadInput } from '../input-guard.ts';
 import { StringList, SubscriberIdParam } from '../schemas.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { feedIdentifiers, loadEmbeds } from './messages.ts';
@@ -73,8 +74,23 @@ export function decodePayloadFilter(value: string): Record<string, unknown> {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw badRequest('payload must be base64-encoded JSON of an object');
   }
+  // The same filter on both databases: what one of them cannot express is refused on both.
+  const bad = findBadInput(parsed);
+  if (bad) throw badRequest(`payload ${bad.path.join('.')} ${bad.problem}`.replace('payload  ', 'payload '));
+  let leaves = 0;
+  const count = (object: Record<string, unknown>) => {
+    for (const [key, value] of Object.entries(object)) {
+      if (key.includes('"') || key.includes('\\')) throw badRequest('payload filter keys must not contain double quotes or backslashes');
+      if (isPlainObject(value) && Object.keys(value).length > 0) count(value);
+      else if (++leaves > MAX_FILTER_LEAVES) throw badRequest(`payload filter must have at most ${MAX_FILTER_LEAVES} values`);
+    }
+  };
+  count(parsed as Record<string, unknown>);
   return parsed as Record<string, unknown>;
 }
+
+/** The most values a feed payload filter may compare (each is one test in the query). */
+export const MAX_FILTER_LEAVES = 100;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -88,7 +104,6 @@ export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>
   const tests: ReturnType<typeof sql<SqlBool>>[] = [];
   const walk = (object: Record<string, unknown>, prefix: string) => {
     for (const [key, value] of Object.entries(object)) {
-      if (key.includes('"')) throw badRequest('payload filter keys must not contain double quotes');
       const path = `${prefix}."${key}"`;
       const extract = sql`json_extract(${sql.ref('payload')}, ${path})`;
       const type = sql`json_type(${sql.ref('payload')}, ${path})`;

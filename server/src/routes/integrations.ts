@@ -12,7 +12,9 @@ import { integrationView, type IntegrationRow } from '../views.ts';
 // Integrations: create (11), update (2), list (15). Create and update act in the key's environment
 // (another environment's integration is a 404); the list shows the key's whole organization, as
 // decisions.md says. Credentials and the inbound webhook signing key are sealed at rest
-// (server/secrets.ts) and returned opened to the key holder, as Novu does. They are never logged.
+// (server/secrets.ts). The create and update answers return them as given; every other answer (the
+// list, which every environment of the organization reads) masks them: `****` and, for a secret of
+// 12 characters or more, its last 4. They are never logged.
 
 const Str = (maxLength = 8192) => Type.Optional(Type.String({ maxLength }));
 
@@ -88,6 +90,33 @@ const CreateIntegrationBody = Type.Object(
 // Every field of a create, all optional, but the provider and the channel, which stay as created.
 const UpdateIntegrationBody = Type.Partial(Type.Omit(CreateIntegrationBody, ['providerId', 'channel']), { additionalProperties: false });
 
+/** Credentials that name things rather than grant access: shown as stored. The others are masked. */
+const PLAIN_CREDENTIALS = new Set<string>([
+  'domain', 'host', 'port', 'region', 'accountSid', 'messageProfileId', 'from', 'senderName', 'projectName',
+  'applicationId', 'clientId', 'baseUrl', 'redirectUrl', 'ipPoolName', 'apiKeyRequestHeader', 'secretKeyRequestHeader',
+  'idPath', 'datePath', 'instanceId', 'alertUid', 'title', 'imageUrl', 'state', 'externalLink', 'channelId',
+  'phoneNumberIdentification', 'senderId', 'AppIOBaseUrl',
+]);
+
+/** `****`, then the last 4 characters of a secret long enough for them to give nothing away. */
+export function maskSecret(value: unknown): unknown {
+  if (typeof value === 'boolean' || value === null || value === undefined) return value;
+  if (typeof value === 'string' && value.length >= 12) return `****${value.slice(-4)}`;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecret(v)]));
+  }
+  return '****';
+}
+
+function maskCredentials(credentials: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(credentials).map(([k, v]) => [k, PLAIN_CREDENTIALS.has(k) ? v : maskSecret(v)]));
+}
+
+function maskConfigurations(configurations: Record<string, unknown>): Record<string, unknown> {
+  if (configurations.inboundWebhookSigningKey === undefined) return configurations;
+  return { ...configurations, inboundWebhookSigningKey: maskSecret(configurations.inboundWebhookSigningKey) };
+}
+
 const IntegrationIdParam = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /**
@@ -160,9 +189,11 @@ function isUniqueViolation(err: unknown): boolean {
 export function integrationRoutes(app: App, ctx: AppContext) {
   const k = ctx.db.kysely;
 
-  async function view(row: IntegrationRow) {
+  /** The integration; its secrets opened only for the create and update answers, masked otherwise. */
+  async function view(row: IntegrationRow, reveal = false) {
     const opened = openIntegration(await secretsFor(ctx.db), row);
-    return integrationView(row, opened.credentials, opened.configurations);
+    if (reveal) return integrationView(row, opened.credentials, opened.configurations);
+    return integrationView(row, maskCredentials(opened.credentials), maskConfigurations(opened.configurations));
   }
 
   /**
@@ -258,7 +289,7 @@ export function integrationRoutes(app: App, ctx: AppContext) {
       }
       if (!row) throw conflict('Could not find a free identifier; give one');
       if (active) await settlePrimary(environmentId, row.channel);
-      return reply.code(201).send(await view(await findIntegration(environmentId, row.id)));
+      return reply.code(201).send(await view(await findIntegration(environmentId, row.id), true));
     },
   );
 
@@ -299,7 +330,7 @@ export function integrationRoutes(app: App, ctx: AppContext) {
         throw err;
       }
       if (active !== (existing.active === 1)) await settlePrimary(environmentId, existing.channel);
-      return view(await findIntegration(environmentId, existing.id));
+      return view(await findIntegration(environmentId, existing.id), true);
     },
   );
 
@@ -312,7 +343,7 @@ export function integrationRoutes(app: App, ctx: AppContext) {
       .orderBy('created_at')
       .orderBy('id')
       .execute();
-    return Promise.all(rows.map(view));
+    return Promise.all(rows.map((row) => view(row)));
   });
 }
 

@@ -1,0 +1,150 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
+import { TestServer, type TestServer as Service } from './helpers.ts';
+import { createWorkflow, triggerEvent } from './fixtures.ts';
+import { messagesOfNotification, notificationOf } from './engine-fixtures.ts';
+
+// A subscriber's chat webhookUrl is theirs to choose, so the chat step must not become a way into
+// the service's own network: by default no loopback, private, link-local, unique-local or metadata
+// address is reached, however it is spelled. A receiver on 127.0.0.1 counts what gets through.
+
+interface Receiver {
+  url: string;
+  port: number;
+  paths: string[];
+  close: () => Promise<void>;
+}
+
+/** A receiver on 127.0.0.1: `/silent` never answers, `/redirect` answers 302, others 200 with a body. */
+async function receiver(): Promise<Receiver> {
+  const paths: string[] = [];
+  const server: Server = createServer((req, res) => {
+    paths.push(req.url ?? '');
+    req.resume();
+    if (req.url?.startsWith('/silent')) return;
+    if (req.url?.startsWith('/redirect')) return void res.writeHead(302, { location: '/followed' }).end();
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('RECEIVER-SECRET-ANSWER');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    paths,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+async function chatTo(service: Service, subscriberId: string, webhookUrls: string[]) {
+  await triggerEvent(service, { name: 'noop', to: subscriberId });
+  for (const [i, webhookUrl] of webhookUrls.entries()) {
+    const r = await service.patch(`/v1/subscribers/${subscriberId}/credentials`, {
+      providerId: 'slack',
+      integrationIdentifier: `hook-${i}`,
+      credentials: { webhookUrl },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+  }
+  const started = Date.now();
+  const t = await triggerEvent(service, { name: 'chat-only', to: subscriberId });
+  const ms = Date.now() - started;
+  const n = await notificationOf(service, t.transactionId);
+  return { n, ms, messages: (await messagesOfNotification(service, n._id)).filter((m: any) => m.channel === 'chat') };
+}
+
+async function workflows(service: Service) {
+  await createWorkflow(service, { workflowId: 'noop', name: 'No steps', steps: [] });
+  await createWorkflow(service, { workflowId: 'chat-only', name: 'Chat', steps: [{ name: 'chat', type: 'chat', controlValues: { body: 'hello' } }] });
+}
+
+describe('chat webhooks by default: public addresses only', () => {
+  let service: Service;
+  let hook: Receiver;
+
+  before(async () => {
+    hook = await receiver();
+    service = await new TestServer({ NOTIF_ALLOW_PRIVATE_WEBHOOKS: '' }).start();
+    await workflows(service);
+  });
+  after(async () => {
+    await service?.dispose();
+    await hook?.close();
+  });
+
+  it('refuses every spelling of a non-public address: 0 requests made, a clear execution detail', async () => {
+    const p = hook.port;
+    const targets = [
+      `http://127.0.0.1:${p}/a`,
+      `http://2130706433:${p}/b`,
+      `http://0x7f000001:${p}/c`,
+      `http://017700000001:${p}/d`,
+      `http://127.1:${p}/e`,
+      `http://localhost:${p}/f`,
+      `http://LOCALHOST.:${p}/g`,
+      `http://[::1]:${p}/h`,
+      `http://[::ffff:127.0.0.1]:${p}/i`,
+      `http://0.0.0.0:${p}/j`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'http://10.0.0.1/',
+      'http://192.168.1.1/',
+      'http://172.16.0.1/',
+      'http://100.64.0.1/',
+      'http://[fd00::1]/',
+      'http://[fe80::1]/',
+      `https://127.0.0.1:${p}/k`,
+    ];
+    // A name that resolves to loopback (this machine's own name, when it does) is refused after the lookup.
+    const own = hostname();
+    const resolved = await lookup(own).catch(() => null);
+    if (resolved && resolved.address.startsWith('127.')) targets.push(`http://${own}:${p}/l`);
+
+    for (const [i, url] of targets.entries()) {
+      const { n, messages } = await chatTo(service, `ssrf-${i}`, [url]);
+      const detail = n.jobs[0].executionDetails.at(-1);
+      assert.equal(n.jobs[0].status, 'failed', url);
+      assert.match(detail.detail, /^Failed: webhook refused: /, `${url}: ${detail.detail}`);
+      assert.equal(messages[0].error_id, 'webhook_address_refused', url);
+    }
+    assert.deepEqual(hook.paths, [], 'no request reached the receiver');
+  });
+});
+
+describe('chat webhooks with --allow-private-webhooks', () => {
+  let service: Service;
+  let hook: Receiver;
+
+  before(async () => {
+    hook = await receiver();
+    service = await new TestServer({ NOTIF_ALLOW_PRIVATE_WEBHOOKS: '' }).start(['--no-seed', '--allow-private-webhooks']);
+    await workflows(service);
+  });
+  after(async () => {
+    await service?.dispose();
+    await hook?.close();
+  });
+
+  it('reaches the receiver, keeps only the status of its answer, and follows no redirect', async () => {
+    const { n, messages } = await chatTo(service, 'dev-1', [`${hook.url}/ok`, `${hook.url}/redirect`]);
+    assert.deepEqual(hook.paths.sort(), ['/ok', '/redirect']);
+    assert.deepEqual(messages.map((m: any) => m.status).sort(), ['error', 'sent']);
+    const body = JSON.stringify(n);
+    assert.equal(body.includes('RECEIVER-SECRET-ANSWER'), false, 'the answer is not echoed back');
+    assert.match(body, /answered 302/);
+  });
+
+  it('sends the webhooks of one step at once: four silent receivers cost one timeout, not four', async () => {
+    const { n, ms } = await chatTo(service, 'dev-2', [1, 2, 3, 4].map((i) => `${hook.url}/silent/${i}`));
+    assert.equal(hook.paths.filter((p) => p.startsWith('/silent')).length, 4);
+    assert.ok(ms < 9000, `the trigger took ${ms} ms`);
+    assert.match(n.jobs[0].executionDetails.at(-1).detail, /no answer within 5000 ms/);
+  });
+});
