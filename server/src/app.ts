@@ -20,6 +20,7 @@ import { feedRoutes } from './routes/feed.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { eventRoutes } from './routes/events.ts';
 import { notificationRoutes } from './routes/notifications.ts';
+import { streamRoutes } from './routes/stream.ts';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -110,7 +111,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'idempotency-key', 'x-subscriber-id', 'x-subscriber-hash'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'idempotency-key', 'x-subscriber-id', 'x-subscriber-hash', 'Last-Event-ID'],
     exposedHeaders: ['Idempotency-Replay', 'Idempotency-Key', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     // Two hours, Chromium's cap: a page polling from another origin sends one preflight per URL per
     // two hours instead of every ten minutes (bench/polling.mjs: 4.10 requests a minute with 600).
@@ -185,6 +186,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
   workflowRoutes(app, ctx);
   eventRoutes(app, ctx);
   notificationRoutes(app, ctx);
+  streamRoutes(app, ctx);
+  // Test-only: the streams this process holds (the elements' tests count them).
+  if (config.faults) app.get('/__streams', async () => ({ open: config.db.changes.listeners }));
 
   return app;
 }

@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations.ts';
+import { ChangeBus } from '../changes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -16,6 +17,8 @@ export interface Db {
    * PostgreSQL database. SQLite runs `fn` as it is (one process per file is the expected setup).
    */
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
+  /** Changes of subscribers' inboxes, heard by their streams (across processes on PostgreSQL). */
+  changes: ChangeBus;
   close(): Promise<void>;
 }
 
@@ -48,7 +51,7 @@ function openSqlite(path: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), close: () => kysely.destroy() };
 }
 
 /**
@@ -84,11 +87,16 @@ async function openPostgres(url: string): Promise<Db> {
   // process down; the pool replaces it on the next query.
   pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const changes = new ChangeBus(url);
   return {
     kysely,
     dialect: 'postgres',
     exclusive: (fn) => withAdvisoryLock(kysely, STARTUP_LOCK, fn),
-    close: () => kysely.destroy(),
+    changes,
+    close: async () => {
+      await changes.close();
+      await kysely.destroy();
+    },
   };
 }
 

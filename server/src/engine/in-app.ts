@@ -58,21 +58,19 @@ export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Pro
 
   await inTransaction(store, async (trx) => {
     const feedId = cv.feedIdentifier ? await feedIdFor(trx, job.environment_id, cv.feedIdentifier, now) : null;
-    await trx.kysely
-      .insertInto('messages')
-      .values(
-        messageRow(job, ctx, {
-          channel: 'in_app',
-          subject: cv.subject ? renderText(cv.subject, render) : null,
-          // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
-          content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
-          avatar: renderUrl(cv.avatar, render) ?? null,
-          cta: toJson(buildCta(cv, render)),
-          feed_id: feedId,
-          feed_identifier: cv.feedIdentifier ?? null,
-        }),
-      )
-      .execute();
+    const row = messageRow(job, ctx, {
+      channel: 'in_app',
+      subject: cv.subject ? renderText(cv.subject, render) : null,
+      // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
+      content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
+      avatar: renderUrl(cv.avatar, render) ?? null,
+      cta: toJson(buildCta(cv, render)),
+      feed_id: feedId,
+      feed_identifier: cv.feedIdentifier ?? null,
+    });
+    await trx.kysely.insertInto('messages').values(row).execute();
+    // Open streams hear of it (on PostgreSQL when this transaction commits).
+    await trx.changes?.publish(trx.kysely, { s: row.subscriber_id, m: row.id });
     await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
   });
   return 'completed';

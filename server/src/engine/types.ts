@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Dialect } from '../db/index.ts';
+import type { ChangeBus } from '../changes.ts';
 import type { Database, JobTable, NotificationTable } from '../db/schema.ts';
 import type { SubscriberRow, WorkflowRow } from '../views.ts';
 
@@ -7,12 +8,14 @@ import type { SubscriberRow, WorkflowRow } from '../views.ts';
 export interface Store {
   kysely: Kysely<Database>;
   dialect: Dialect;
+  /** Where new in-app messages are announced to open streams (absent: nobody listens). */
+  changes?: ChangeBus;
 }
 
 /** Runs `fn` in a transaction, or inside the caller's when `store` already is one. */
 export async function inTransaction<T>(store: Store, fn: (trx: Store) => Promise<T>): Promise<T> {
   if (store.kysely.isTransaction) return fn(store);
-  return store.kysely.transaction().execute((trx) => fn({ kysely: trx, dialect: store.dialect }));
+  return store.kysely.transaction().execute((trx) => fn({ kysely: trx, dialect: store.dialect, changes: store.changes }));
 }
 
 export const STEP_TYPES = ['in_app', 'email', 'sms', 'chat', 'push', 'delay', 'digest'] as const;

@@ -104,6 +104,8 @@ const ActionBody = Type.Object({
 export function messageRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
   const k = db.kysely;
+  /** Tells the subscriber's open streams (routes/stream.ts) that the count may have changed. */
+  const changed = (subscriberId: string) => db.changes.publish(k, { s: subscriberId });
 
   // 7. Mark all messages of a subscriber: 201 with the bare number of messages changed.
   app.post('/v1/subscribers/:subscriberId/messages/mark-all', { schema: { params: SubscriberIdParam, body: MarkAllBody } }, async (request, reply) => {
@@ -115,6 +117,7 @@ export function messageRoutes(app: App, ctx: AppContext) {
       update = update.where('feed_identifier', 'in', feeds);
     }
     const result = await applyMark(update, request.body.markAs, nowIso()).executeTakeFirst();
+    if (Number(result.numUpdatedRows)) await changed(subscriber.id);
     return reply.code(201).send(Number(result.numUpdatedRows));
   });
 
@@ -128,6 +131,7 @@ export function messageRoutes(app: App, ctx: AppContext) {
     if (unknown !== undefined) throw notFound('Message', unknown);
     const update = k.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids);
     await applyMark(update, request.body.markAs, nowIso()).execute();
+    await changed(subscriber.id);
     const rows = await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
     const views = await loadEmbeds(db, ids.map((id) => byId.get(id)!), subscriber);
@@ -153,6 +157,7 @@ export function messageRoutes(app: App, ctx: AppContext) {
       cta.action = { ...action, status: request.body.status, result: { type, payload: request.body.payload ?? {} } };
       const updatedAt = nowIso();
       await k.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).execute();
+      await changed(subscriber.id);
       const [view] = await loadEmbeds(db, [{ ...row, cta: toJson(cta), updated_at: updatedAt }], subscriber);
       return reply.code(201).send(view);
     },
@@ -170,8 +175,9 @@ export function messageRoutes(app: App, ctx: AppContext) {
       .where('id', '=', request.params.messageId)
       .where('environment_id', '=', request.tenant.environmentId);
     if (subscriber) query = query.where('subscriber_id', '=', subscriber.id);
-    const result = await query.executeTakeFirst();
-    if (Number(result.numDeletedRows) === 0) throw notFound('Message', request.params.messageId);
+    const result = await query.returning('subscriber_id').execute();
+    if (result.length === 0) throw notFound('Message', request.params.messageId);
+    await changed(result[0]!.subscriber_id);
     return { acknowledged: true, status: 'deleted' };
   });
 
@@ -190,8 +196,9 @@ export function messageRoutes(app: App, ctx: AppContext) {
         .where('environment_id', '=', request.tenant.environmentId)
         .where('transaction_id', '=', request.params.transactionId);
       if (request.query.channel) query = query.where('channel', '=', request.query.channel);
-      const result = await query.executeTakeFirst();
-      if (Number(result.numDeletedRows) === 0) {
+      const result = await query.returning('subscriber_id').execute();
+      for (const s of new Set(result.map((r) => r.subscriber_id))) await changed(s);
+      if (result.length === 0) {
         throw notFound(`Messages of transaction '${request.params.transactionId}'${request.query.channel ? ` in channel ${request.query.channel}` : ''}`);
       }
       return reply.code(204).send();

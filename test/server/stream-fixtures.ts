@@ -1,0 +1,101 @@
+import { KEYS, type TestServer } from './helpers.ts';
+
+// A Server-Sent Events reader for server tests: opens a subscriber's stream over real HTTP and
+// collects its events.
+
+export interface SseEvent {
+  event: string;
+  id?: string;
+  data: any;
+}
+
+export interface Stream {
+  status: number;
+  headers: Headers;
+  /** Every event so far (comments and the `retry:` block are kept out). */
+  events: SseEvent[];
+  /** The raw text so far. */
+  text: string;
+  /** Resolves with the first event (from index `from` on) that passes `test`. */
+  next(test: (e: SseEvent) => boolean, what?: string, timeoutMs?: number, from?: number): Promise<SseEvent>;
+  /** Resolves once the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+export async function openStream(
+  server: TestServer | string,
+  subscriberId: string,
+  options: { key?: string; lastEventId?: string; headers?: Record<string, string> } = {},
+): Promise<Stream> {
+  const base = typeof server === 'string' ? server : server.url;
+  const ctrl = new AbortController();
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined || !options.headers) headers.authorization = `ApiKey ${options.key ?? KEYS.a}`;
+  if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
+  const res = await fetch(new URL(`/v1/subscribers/${encodeURIComponent(subscriberId)}/notifications/stream`, base), { headers, signal: ctrl.signal });
+  const waiters = new Set<() => void>();
+  const stream: Stream = {
+    status: res.status,
+    headers: res.headers,
+    events: [],
+    text: '',
+    async next(test, what = 'event', timeoutMs = 5000, from = 0) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = stream.events.slice(from).find(test);
+        if (found) return found;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no ${what} within ${timeoutMs} ms; got ${JSON.stringify(stream.events)}`);
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, left);
+          waiters.add(() => (clearTimeout(timer), r()));
+        });
+      }
+    },
+    ended: Promise.resolve(),
+    close: () => ctrl.abort(),
+  };
+  if (!res.ok || !res.body) {
+    stream.text = await res.text();
+    try {
+      stream.events.push({ event: 'error', data: JSON.parse(stream.text) });
+    } catch {
+      // not JSON
+    }
+    return stream;
+  }
+  stream.ended = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        const text = decoder.decode(chunk, { stream: true });
+        stream.text += text;
+        buffer += text;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const e: Partial<SseEvent> & { raw?: string } = {};
+          let data = '';
+          for (const line of block.split('\n')) {
+            const m = /^([a-z]+): ?(.*)$/i.exec(line);
+            if (!m) continue;
+            if (m[1] === 'event') e.event = m[2];
+            else if (m[1] === 'id') e.id = m[2];
+            else if (m[1] === 'data') data += m[2];
+          }
+          if (!e.event) continue;
+          stream.events.push({ event: e.event, id: e.id, data: data ? JSON.parse(data) : undefined });
+          for (const w of waiters) w();
+          waiters.clear();
+        }
+      }
+    } catch {
+      // aborted
+    }
+    for (const w of waiters) w();
+  })();
+  return stream;
+}

@@ -1,0 +1,225 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { expectErrorBody, KEYS, TestServer } from './helpers.ts';
+import { createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { sleep, waitFor } from './engine-fixtures.ts';
+import { openStream } from './stream-fixtures.ts';
+
+// The stream (GET /v1/subscribers/{id}/notifications/stream): scoped like the other subscriber
+// endpoints; the count at once and on every change from every write path; an event per new message;
+// Last-Event-ID replay; a closed connection freed. On PostgreSQL (TEST_DATABASE_URL) the same
+// tests run there, and two processes on one database tell each other's streams.
+
+const path = (s: string) => `/v1/subscribers/${encodeURIComponent(s)}`;
+const openStreams = async (server: TestServer) => (await server.get('/__streams')).body.open as number;
+
+describe('notification stream', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await new TestServer().start(['--no-seed', '--faults']);
+    await inAppWorkflow(server, 'live', { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Go' } });
+  });
+  // Killed: after a fetch is aborted, undici opens a fresh connection that sends no request, and a
+  // graceful stop waits for Node's headers timeout (about 70 s) before it counts as gone.
+  after(async () => {
+    await server?.stop(true);
+    await server?.dispose();
+  });
+
+  it('is scoped like the subscriber endpoints: 401 without a key, 404 for an unknown or another environment\'s subscriber', async () => {
+    await ensureSubscriber(server, 'st-scope');
+    const none = await openStream(server, 'st-scope', { headers: {} });
+    assert.equal(none.status, 401);
+    const unknown = await openStream(server, 'st-nobody');
+    assert.equal(unknown.status, 404);
+    expectErrorBody({ status: unknown.status, headers: unknown.headers, body: unknown.events[0]!.data }, 404);
+    assert.equal((await openStream(server, 'st-scope', { key: KEYS.b })).status, 404);
+    assert.equal((await openStream(server, 'st-scope', { key: KEYS.other })).status, 404);
+  });
+
+  it('sends the count at once, a message event per new message, and the count after every write path', async () => {
+    await ensureSubscriber(server, 'st-a');
+    await triggerEvent(server, { name: 'live', to: 'st-a', payload: { title: 'before' } });
+    const s = await openStream(server, 'st-a');
+    try {
+      assert.equal(s.status, 200);
+      assert.match(s.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const first = await s.next((e) => e.event === 'unseen', 'the first count');
+      assert.equal(first.data.count, 1);
+      assert.match(first.id ?? '', /^[0-9a-f]{24}$/, 'the newest message id');
+      assert.match(s.text, /^retry: \d+\n\n/);
+
+      await triggerEvent(server, { name: 'live', to: 'st-a', payload: { title: 'new one' } });
+      const m = await s.next((e) => e.event === 'message', 'a message event');
+      assert.equal(m.data.subject, 'new one');
+      assert.equal(m.id, m.data._id);
+      await s.next((e) => e.event === 'unseen' && e.data.count === 2, 'count 2');
+
+      let at = s.events.length;
+      const markAs = await server.post(`${path('st-a')}/messages/mark-as`, { messageId: m.data._id, markAs: 'seen' });
+      assert.equal(markAs.status, 201);
+      await s.next((e) => e.event === 'unseen' && e.data.count === 1, 'count 1 after mark-as', 5000, at);
+
+      at = s.events.length;
+      assert.equal((await server.post(`${path('st-a')}/messages/mark-all`, { markAs: 'seen' })).status, 201);
+      await s.next((e) => e.event === 'unseen' && e.data.count === 0, 'count 0 after mark-all', 5000, at);
+
+      at = s.events.length;
+      assert.equal((await server.post(`${path('st-a')}/messages/mark-as`, { messageId: m.data._id, markAs: 'unseen' })).status, 201);
+      await s.next((e) => e.event === 'unseen' && e.data.count === 1, 'count 1 after mark-as unseen', 5000, at);
+
+      // An action changes no count: nothing is sent.
+      at = s.events.length;
+      assert.equal((await server.post(`${path('st-a')}/messages/${m.data._id}/actions/primary`, { status: 'done' })).status, 201);
+      assert.equal((await server.delete(`/v1/messages/${m.data._id}`)).status, 200);
+      await s.next((e) => e.event === 'unseen' && e.data.count === 0, 'count 0 after the delete', 5000, at);
+      assert.deepEqual(s.events.slice(at).map((e) => e.event), ['unseen'], 'the action sent nothing');
+    } finally {
+      s.close();
+    }
+  });
+
+  it('replays what a reconnect missed after Last-Event-ID, oldest first, or asks for a refetch', async () => {
+    await ensureSubscriber(server, 'st-r');
+    const s = await openStream(server, 'st-r');
+    await triggerEvent(server, { name: 'live', to: 'st-r', payload: { title: 'm0' } });
+    const m0 = await s.next((e) => e.event === 'message');
+    s.close();
+    for (const title of ['m1', 'm2']) await triggerEvent(server, { name: 'live', to: 'st-r', payload: { title } });
+
+    const again = await openStream(server, 'st-r', { lastEventId: m0.id });
+    try {
+      await again.next((e) => e.event === 'unseen' && e.data.count === 3);
+      assert.deepEqual(again.events.map((e) => [e.event, e.data?.subject]), [['message', 'm1'], ['message', 'm2'], ['unseen', undefined]]);
+      assert.equal(again.events.at(-1)!.id, again.events[1]!.id, 'the count carries the newest id');
+    } finally {
+      again.close();
+    }
+    const lost = await openStream(server, 'st-r', { lastEventId: 'ffffffffffffffffffffffff' });
+    try {
+      await lost.next((e) => e.event === 'unseen');
+      assert.deepEqual(lost.events.map((e) => e.event), ['refetch', 'unseen']);
+    } finally {
+      lost.close();
+    }
+  });
+
+  it('a delayed step run by the scheduler reaches the stream', async () => {
+    await createWorkflow(server, {
+      workflowId: 'live-later',
+      name: 'later',
+      steps: [
+        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
+        { name: 'inbox', type: 'in_app', controlValues: { body: 'later' } },
+      ],
+    });
+    await ensureSubscriber(server, 'st-d');
+    const s = await openStream(server, 'st-d');
+    try {
+      await s.next((e) => e.event === 'unseen');
+      await triggerEvent(server, { name: 'live-later', to: 'st-d' });
+      const m = await s.next((e) => e.event === 'message', 'the delayed message', 8000);
+      assert.equal(m.data.content[0].content, 'later');
+    } finally {
+      s.close();
+    }
+  });
+
+  it('a closed connection frees what it held; other subscribers hear nothing', async () => {
+    await ensureSubscriber(server, 'st-f');
+    await ensureSubscriber(server, 'st-g');
+    const before = await openStreams(server);
+    const f = await openStream(server, 'st-f');
+    const g = await openStream(server, 'st-g');
+    await f.next((e) => e.event === 'unseen');
+    await g.next((e) => e.event === 'unseen');
+    assert.equal(await openStreams(server), before + 2);
+    await triggerEvent(server, { name: 'live', to: 'st-f' });
+    await f.next((e) => e.event === 'message');
+    await sleep(200);
+    assert.deepEqual(g.events.map((e) => e.event), ['unseen']);
+    f.close();
+    g.close();
+    await waitFor('streams freed', async () => ((await openStreams(server)) === before ? true : undefined), 5000);
+  });
+
+  it('a graceful stop ends open streams', async () => {
+    const other = await new TestServer().start(['--no-seed']);
+    try {
+      await ensureSubscriber(other, 'st-stop');
+      const s = await openStream(other, 'st-stop');
+      await s.next((e) => e.event === 'unseen');
+      const stopped = other.stop();
+      await Promise.race([s.ended, sleep(5000).then(() => assert.fail('the stream did not end'))]);
+      await stopped;
+    } finally {
+      await other.dispose();
+    }
+  });
+});
+
+const PG = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
+
+describe('streams across two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_DATABASE_URL=postgres://...' }, () => {
+  let a: TestServer;
+  let b: TestServer;
+  before(async () => {
+    const env = { NOTIF_SCHEDULER_POLL_MS: '100' };
+    // A runs no scheduler: a delayed step can only be run by B's.
+    a = await new TestServer(env).start(['--no-seed', '--no-scheduler']);
+    b = await new TestServer(env, a.dbPath).start();
+    await inAppWorkflow(a, 'live2', { body: 'two' });
+    await createWorkflow(a, {
+      workflowId: 'live2-later',
+      name: 'later',
+      steps: [
+        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
+        { name: 'inbox', type: 'in_app', controlValues: { body: 'later' } },
+      ],
+    });
+  });
+  after(async () => {
+    await b?.stop(true);
+    await a?.stop(true);
+    await b?.dispose();
+    await a?.dispose();
+  });
+
+  it('a trigger on A reaches a stream held on B', async () => {
+    await ensureSubscriber(a, 'pg-x');
+    const s = await openStream(b, 'pg-x');
+    try {
+      await s.next((e) => e.event === 'unseen');
+      await triggerEvent(a, { name: 'live2', to: 'pg-x' });
+      await s.next((e) => e.event === 'message' && e.data.content[0].content === 'two', 'the message on B');
+      await s.next((e) => e.event === 'unseen' && e.data.count === 1);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('a mark-all on B updates the count on a stream held on A', async () => {
+    await ensureSubscriber(a, 'pg-y');
+    await triggerEvent(a, { name: 'live2', to: 'pg-y' });
+    const s = await openStream(a, 'pg-y');
+    try {
+      await s.next((e) => e.event === 'unseen' && e.data.count === 1);
+      assert.equal((await b.post(`${path('pg-y')}/messages/mark-all`, { markAs: 'read' })).status, 201);
+      await s.next((e) => e.event === 'unseen' && e.data.count === 0, 'count 0 on A');
+    } finally {
+      s.close();
+    }
+  });
+
+  it("a delayed step run by B's scheduler reaches a stream on A", async () => {
+    await ensureSubscriber(a, 'pg-z');
+    const s = await openStream(a, 'pg-z');
+    try {
+      await s.next((e) => e.event === 'unseen');
+      await triggerEvent(a, { name: 'live2-later', to: 'pg-z' });
+      await s.next((e) => e.event === 'message' && e.data.content[0].content === 'later', 'the delayed message on A', 10_000);
+    } finally {
+      s.close();
+    }
+  });
+});
