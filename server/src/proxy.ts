@@ -46,6 +46,7 @@ export const PROXY_MAX_BODY_BYTES = 64 * 1024;
 const ROUTES: { method: string; path: RegExp }[] = [
   { method: 'GET', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/notifications\/feed$/ },
   { method: 'GET', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/notifications\/unseen$/ },
+  { method: 'GET', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/notifications\/stream$/ },
   { method: 'POST', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/messages\/mark-all$/ },
   { method: 'POST', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/messages\/mark-as$/ },
   { method: 'POST', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/messages\/[^/]+\/actions\/[^/]+$/ },
@@ -53,8 +54,8 @@ const ROUTES: { method: string; path: RegExp }[] = [
 ];
 
 /** Request headers passed on; answer headers passed back. Nothing else crosses. */
-const FORWARD = ['content-type', 'idempotency-key'];
-const RETURN = ['content-type', 'retry-after', 'idempotency-replay', 'idempotency-key', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+const FORWARD = ['content-type', 'idempotency-key', 'last-event-id'];
+const RETURN = ['content-type', 'cache-control', 'retry-after', 'idempotency-replay', 'idempotency-key', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
 
 export function subscriberHash(subscriberId: string, key: string): string {
   return createHmac('sha256', key).update(subscriberId).digest('hex');

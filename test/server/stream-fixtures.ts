@@ -33,7 +33,7 @@ export async function openStream(
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined || !options.headers) headers.authorization = `ApiKey ${options.key ?? KEYS.a}`;
   if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
-  const res = await fetch(new URL(`/v1/subscribers/${encodeURIComponent(subscriberId)}/notifications/stream`, base), { headers, signal: ctrl.signal });
+  const res = await fetch(`${base.replace(/\/$/, '')}/v1/subscribers/${encodeURIComponent(subscriberId)}/notifications/stream`, { headers, signal: ctrl.signal });
   const waiters = new Set<() => void>();
   const stream: Stream = {
     status: res.status,
