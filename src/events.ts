@@ -39,6 +39,11 @@ export interface NotifErrorDetail {
   messageId?: string;
 }
 
+/** A new message reached the inbox (from the service's stream): fired once per browser, in one tab. */
+export interface NotifMessageReceivedDetail {
+  message: Message;
+}
+
 export interface NotifEventDetails {
   'notif-message-click': NotifMessageClickDetail;
   'notif-action': NotifActionDetail;
@@ -46,6 +51,7 @@ export interface NotifEventDetails {
   'notif-seen-change': NotifSeenChangeDetail;
   'notif-unseen-count-change': NotifUnseenCountChangeDetail;
   'notif-error': NotifErrorDetail;
+  'notif-message-received': NotifMessageReceivedDetail;
 }
 
 export type NotifEventName = keyof NotifEventDetails;
@@ -58,5 +64,6 @@ declare global {
     'notif-seen-change': CustomEvent<NotifSeenChangeDetail>;
     'notif-unseen-count-change': CustomEvent<NotifUnseenCountChangeDetail>;
     'notif-error': CustomEvent<NotifErrorDetail>;
+    'notif-message-received': CustomEvent<NotifMessageReceivedDetail>;
   }
 }

@@ -29,6 +29,8 @@ export type Query = Record<string, QueryValue>;
 export interface RequestInit2 extends CallOptions {
   query?: Query;
   body?: unknown;
+  /** Resolve with the Response itself when it is ok (a stream, read by the caller). */
+  raw?: boolean;
 }
 
 /** A non-2xx answer (or, with `status` 0, a network failure). */
@@ -75,6 +77,7 @@ export async function request<T>(options: NotifClientOptions, method: string, pa
     if (signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
     throw new NotifApiError(0, (err as Error)?.message ?? err); // status 0: no answer (network, CORS)
   }
+  if (init.raw && response.ok) return response as T;
   const text = await response.text();
   let data: unknown;
   try {

@@ -1,4 +1,5 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
+import type { Message } from '../api/types.ts';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi } from '../store/types.ts';
 import { getInboxStore } from '../store/index.ts';
 import { formatNumber, localeOf, translationFor } from '../i18n/localize.ts';
@@ -28,6 +29,7 @@ export class InboxElement extends NotifElement {
     payload: { type: Object },
     pollInterval: { attribute: 'poll-interval', type: Number },
     pageSize: { attribute: 'page-size', type: Number },
+    live: {},
     locale: { reflect: true },
     theme: { reflect: true },
     fetch: { attribute: false },
@@ -50,6 +52,8 @@ export class InboxElement extends NotifElement {
   declare pollInterval: number | undefined;
   /** Messages per page, 1..100 (default 20). */
   declare pageSize: number | undefined;
+  /** `auto` (default): the service's stream of changes when it has one, else polling; `poll`: polling only. */
+  declare live: 'auto' | 'poll' | undefined;
   /** BCP 47 locale for texts, times and numbers; default: the page's language. */
   declare locale: string | undefined;
   /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */
@@ -133,6 +137,7 @@ export class InboxElement extends NotifElement {
             // NaN and 0 are dropped too.
             pollInterval: Math.max(0, this.pollInterval!),
             pageSize: Math.min(100, Math.max(0, Math.round(this.pageSize!))),
+            live: this.live,
           }).filter((e) => e[1]),
         ) as unknown as InboxConfig)
       : null;
@@ -163,6 +168,7 @@ export class InboxElement extends NotifElement {
     if (prev) {
       this.#unsubscribe!();
       prev.removeEventListener('error', this.#onError);
+      prev.removeEventListener('received', this.#onReceived);
       this.storeChanged?.(prev, false);
       prev.disconnect();
     }
@@ -172,6 +178,7 @@ export class InboxElement extends NotifElement {
       this.#count = next.state.unseenCount;
       next.connect();
       next.addEventListener('error', this.#onError);
+      next.addEventListener('received', this.#onReceived);
       this.#unsubscribe = next.subscribe(this.#onState);
       this.storeChanged?.(next, true);
       this.#onState(next.state);
@@ -189,5 +196,9 @@ export class InboxElement extends NotifElement {
   // People see a translated message; developers get the detail in the console and the event.
   #onError = ({ detail }: Event & { detail?: InboxErrorDetail }) => {
     if (this.#outer) console.warn('notif-inbox:', detail!.action, detail!.error), emit(this, 'notif-error', detail!);
+  };
+
+  #onReceived = (event: Event) => {
+    if (this.#outer) emit(this, 'notif-message-received', { message: (event as CustomEvent<Message>).detail });
   };
 }

@@ -1,7 +1,8 @@
 // InboxStore: the state the elements render and the actions they call (the contract is types.ts).
-// It polls the unseen count, refetches the first feed page only when needed, applies mutations
-// optimistically, and shares one poller between the tabs of a browser (navigator.locks elects a
-// leader among the visible tabs; BroadcastChannel carries its results and every tab's mutations).
+// It follows the unseen count (the service's stream, or polling), refetches the first feed page
+// only when needed, applies mutations optimistically, and shares one stream or poller between the
+// tabs of a browser (navigator.locks elects a leader among the visible tabs; BroadcastChannel
+// carries what it hears and every tab's mutations).
 // It never touches elements: only document.visibilityState and window events.
 import { encodePayload, newIdempotencyKey, request, type NotifApiError, type NotifClientOptions, type RequestInit2 } from '../api/request.ts';
 import type { FeedResponse, MarkAs, Message, UnseenCountResponse } from '../api/types.ts';
@@ -23,10 +24,14 @@ interface Sync {
   count: number;
 }
 
+/** An event of the stream: its type (`unseen`, `message`, `refetch`), data and id. */
+type Live = [type: string, data: any, id?: string];
+
 /** What tabs tell each other (over BroadcastChannel). */
 type Note =
   | number // the leader's poll: the unseen count
   | Sync // a mutation, or the server's answer to one
+  | Live // what the leader's stream said
   | 'stale' // a mutation was rolled back
   | 'hello'; // a tab arrived: the leader answers with the count
 
@@ -117,6 +122,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #dirtyCount?: boolean;
   #dirtyFeed?: boolean;
   #lastWake?: number;
+  // The stream (leader only). #live: it is open, and polling rests.
+  #stream?: AbortController;
+  #live?: boolean;
+  #noStream?: boolean; // 404, 405, 501: a server without the stream; poll
+  #lastId?: string; // the stream's last event id, known to every tab (a new leader resumes from it)
+  #retry = 1000;
+  #drops = 0;
+  #later?: ReturnType<typeof setTimeout>; // reconnect, or leave after 60 s hidden
 
   constructor(config: InboxConfig, key?: string) {
     super();
@@ -172,6 +185,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         if (data === 'hello') {
           if (this.#leader && this.counted) this.#post(this.state.unseenCount);
         } else if (typeof data == 'number') this.#countChanged(data);
+        else if (Array.isArray(data)) this.#onLive(data);
         else if (data === 'stale') {
           this.#stale = true;
           if (this.#openFeeds) void this.#fetchFirst();
@@ -210,9 +224,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return document.visibilityState === 'hidden';
   }
 
-  /** Polls while this tab leads (or alone: no locks/BroadcastChannel), and only while visible. */
-  get #polls() {
+  /** This tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a 401/403. */
+  get #leads() {
     return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel);
+  }
+
+  /** Polls while it leads and the stream is not open. */
+  get #polls() {
+    return this.#leads && !this.#live;
   }
 
   /**
@@ -225,8 +244,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (type === 'offline' || this.#hidden) {
       clearTimeout(this.#timer);
       if (type === 'offline') this.#set({ status: 'offline' });
+      // Hidden, a tab keeps its open stream for 60 s (a quick look elsewhere costs nothing).
+      else if (this.#live) this.#later ??= setTimeout(() => this.#resign(), 6e4);
       else this.#resign();
     } else {
+      if (this.#live) this.#later = void clearTimeout(this.#later);
       // Visible tabs queue for the lock; the holder polls.
       if (this.#channel && !this.#leader && !this.#lockAbort) {
         const { signal } = (this.#lockAbort = new AbortController());
@@ -235,6 +257,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
             if (!this.#refs || this.#hidden) return void (this.#lockAbort = undefined);
             this.#leader = true;
             void this.#poll();
+            void this.#listen();
             return new Promise((release) => (signal.onabort = release));
           })
           .catch(() => {});
@@ -246,6 +269,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       this.#lastWake = now;
       this.#idle('offline');
       if (this.#polls) void this.#poll();
+      void this.#listen();
       if (this.#openFeeds) void this.#fetchFirst();
     }
   };
@@ -254,6 +278,79 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#lockAbort?.abort();
     this.#lockAbort = undefined;
     this.#leader = false;
+    // Closes the stream (on purpose: no reconnect).
+    const stream = this.#stream;
+    this.#stream = this.#live = this.#later = void clearTimeout(this.#later);
+    stream?.abort();
+  }
+
+  /**
+   * The leader holds the service's stream (read with fetch, so headers and an app's fetch apply)
+   * and relays each event to the other tabs. Closed, it polls (one count at once) and reconnects
+   * with backoff; a server without the stream is polled as before, and never asked again.
+   */
+  async #listen() {
+    if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#leads) return;
+    const ctrl = (this.#stream = new AbortController());
+    try {
+      const res = await this.#call<Response>('GET', 'notifications/stream', {
+        signal: ctrl.signal,
+        raw: true,
+        headers: this.#lastId ? { 'last-event-id': this.#lastId } : undefined,
+      });
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      this.#live = true;
+      clearTimeout(this.#timer);
+      for (let r; !(r = await reader.read()).done; ) {
+        const blocks = (buffer += r.value).split('\n\n');
+        buffer = blocks.pop()!;
+        for (const block of blocks) {
+          const f: Record<string, string> = {};
+          for (const [, k, v] of block.matchAll(/^(\w+): ?(.*)/gm)) f[k!] = v!;
+          if (f.retry) this.#retry = +f.retry;
+          if (f.event) {
+            this.#drops = 0;
+            const note: Live = [f.event, f.data && JSON.parse(f.data), f.id];
+            this.#post(note);
+            this.#onLive(note);
+          }
+        }
+      }
+      throw 0; // the service ended it
+    } catch (e) {
+      if (ctrl != this.#stream) return; // closed on purpose
+      this.#stream = this.#live = undefined;
+      const { status, retryAfter } = e as NotifApiError;
+      if (status == 404 || status == 405 || status == 501) return void (this.#noStream = true);
+      if (this.#hidden) return this.#resign();
+      void this.#poll();
+      if (status != 401 && status != 403)
+        this.#later = setTimeout(
+          () => this.#listen(),
+          Math.max(Math.min(MAX_BACKOFF, this.#retry * 2 ** this.#drops++) * (0.5 + Math.random() / 2), (retryAfter ?? 0) * 1000),
+        );
+    }
+  }
+
+  /** An event of the stream, in every tab. */
+  #onLive([type, data, id]: Live) {
+    if (id) this.#lastId = id;
+    if (type == 'unseen') this.#countChanged(data.count);
+    else if (type == 'refetch') {
+      this.#stale = true;
+      if (this.#openFeeds) void this.#fetchFirst();
+    } else if (type == 'message') {
+      // Once per browser: the first tab to take this message's lock tells the page (a visible tab
+      // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
+      const tell = () => this.dispatchEvent(new CustomEvent('received', { detail: data }));
+      if (!this.#channel) tell();
+      else
+        setTimeout(
+          () => navigator.locks.request(this.#name + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
+          this.#hidden ? 99 : 0,
+        );
+    }
   }
 
   #post(note: Note) {
@@ -407,6 +504,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   async refresh(): Promise<void> {
     this.#halted = false;
     this.#failures = 0;
+    void this.#listen();
     await Promise.all([
       this.#fetchCount(true).catch((e) => aborted(e) || this.#fail(e, 'fetch')),
       this.#fetchFirst(),

@@ -43,6 +43,8 @@ export interface InboxConfig {
   pollInterval?: number;
   /** Page size, 1..100, default 20. */
   pageSize?: number;
+  /** `auto` (default): the service's stream when it has one, else polling; `poll`: polling only. */
+  live?: 'auto' | 'poll';
 }
 
 export type MessageActionType = 'primary' | 'secondary';

@@ -48,6 +48,7 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @fires notif-seen-change - Opening marked every message seen.
  * @fires notif-unseen-count-change - The unseen count changed.
  * @fires notif-error - A request failed.
+ * @fires notif-message-received - A new message arrived (from the service's stream); once per browser, in one tab.
  * @dependency notif-feed
  */
 export class NotifBell extends InboxElement {
@@ -102,12 +103,26 @@ export class NotifBell extends InboxElement {
     popover.togglePopover(this.open);
     if (open) {
       // The <notif-feed> now inside tells the store it is open (feedOpened) as it connects.
-      if (!this.noAutoSeen && this.state?.unseenCount) {
-        this.inbox!.markAllSeen().catch(() => {});
-        emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
-      }
+      this.#seeAll();
       popover.focus({ preventScroll: true });
     } else if (!keepFocus && focusInside) this.renderRoot.querySelector('button')!.focus();
+  }
+
+  /** Marks everything seen (unless `no-auto-seen`). */
+  #seeAll() {
+    if (!this.noAutoSeen && this.state?.unseenCount) {
+      this.inbox!.markAllSeen().catch(() => {});
+      emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
+    }
+  }
+
+  #seen = 0;
+
+  /** Messages that arrive while the popover is open and shows them are seen: the badge does not count them. */
+  protected override updated() {
+    const count = this.state?.unseenCount ?? 0;
+    if (this.open && count > this.#seen && !this.state!.error) this.#seeAll();
+    this.#seen = count;
   }
 
   #listen(on: boolean) {

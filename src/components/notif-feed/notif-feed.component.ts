@@ -1,7 +1,7 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
+import { formatNumber, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -18,7 +18,7 @@ export const LINGER = 1500;
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
 const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
 /** The feed's parts and its messages', as `<notif-bell>` exports them. */
-export const FEED_PARTS = 'base,header,title,mark-all-button,close-button,tabs,tab,tab-selected,panel,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
+export const FEED_PARTS = 'base,header,title,mark-all-button,close-button,tabs,tab,tab-selected,panel,new-button,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
 /** Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the messages. */
 export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
@@ -43,6 +43,7 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
  * @csspart close-button - Closes the bell's popover (only inside `<notif-bell>`).
  * @csspart tabs - The tab list; each tab is `tab` (and `tab-selected`).
  * @csspart panel - The tab panel (it scrolls inside the bell's popover).
+ * @csspart new-button - "2 new notifications": shown when messages arrive above a list scrolled down; it scrolls up to them.
  * @csspart list - The list of messages; each entry is `item`.
  * @csspart message - Each `<notif-message>`; its parts are exported under their own names (`row`,
  * `avatar`, `subject`, `body`, `time`, `actions`, `button`, `read-button`, ...).
@@ -80,6 +81,7 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
  * @fires notif-read-change - Mark all as read.
  * @fires notif-error - A request failed (outermost element only).
  * @fires notif-unseen-count-change - The unseen count changed (outermost element only).
+ * @fires notif-message-received - A new message arrived (from the service's stream); once per browser, in one tab (outermost element only).
  * @dependency notif-message
  */
 export class NotifFeed extends InboxElement {
@@ -119,6 +121,9 @@ export class NotifFeed extends InboxElement {
     () => (this.embedded ? this.renderRoot.querySelector('#panel') : null),
   );
   #layout = () => void this.#window.layout();
+  /** The first message rendered, and how many arrived above it while the list was scrolled down. */
+  #top?: string;
+  #new = 0;
 
   constructor() {
     super();
@@ -183,6 +188,21 @@ export class NotifFeed extends InboxElement {
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     if (this.#sentinelVisible) void this.#pump();
+  }
+
+  /** New messages above a list scrolled down stay out of view (the browser anchors the scroll): counted for the button. */
+  protected override willUpdate() {
+    super.willUpdate();
+    const messages = this.state?.messages ?? [];
+    const i = messages.findIndex((m) => m._id == this.#top);
+    this.#new = this.#away() ? this.#new + Math.max(0, i) : 0;
+    this.#top = messages[0]?._id;
+  }
+
+  /** The list's top is above the view. */
+  #away() {
+    const top = this.renderRoot.querySelector('ul')?.getBoundingClientRect().top;
+    return top! < (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().top : 0) - 1;
   }
 
   /**
@@ -257,7 +277,11 @@ export class NotifFeed extends InboxElement {
               @click=${() => this.inbox?.setTab(id)}
             >${i ? t.tabUnread : t.tabAll}</button>`,
           )}</div>
-        <div part="panel" id="panel" role="tabpanel" @scroll=${this.#layout} aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded}>${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
+        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${() => (this.#layout(), this.#new && !this.#away() && this.requestUpdate())}>${
+          this.#new
+            ? html`<button part="new-button" class="new" @click=${() => this.renderRoot.querySelector('ul')!.scrollIntoView({ behavior: 'smooth' })}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
+            : nothing
+        }${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
