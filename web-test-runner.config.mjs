@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { chromeLauncher } from '@web/test-runner-chrome';
@@ -85,10 +86,14 @@ function notifServer() {
       const chunks = [];
       for await (const chunk of ctx.req) chunks.push(chunk);
       const body = ctx.method === 'GET' || ctx.method === 'HEAD' || !chunks.length ? undefined : Buffer.concat(chunks);
-      const response = await proxy(new Request(`http://${ctx.host}${ctx.url}`, { method: ctx.method, headers: ctx.headers, body }));
+      // A page that goes away ends the request to the service too (the stream).
+      const gone = new AbortController();
+      ctx.res.on('close', () => gone.abort());
+      const response = await proxy(new Request(`http://${ctx.host}${ctx.url}`, { method: ctx.method, headers: ctx.headers, body, signal: gone.signal }));
       ctx.status = response.status;
       for (const [name, value] of response.headers) ctx.set(name, value);
-      ctx.body = Buffer.from(await response.arrayBuffer());
+      // Passed on as it comes (the stream is never buffered).
+      ctx.body = response.body ? Readable.fromWeb(response.body).on('error', () => {}) : null;
     },
   };
 }

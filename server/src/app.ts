@@ -188,7 +188,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   notificationRoutes(app, ctx);
   streamRoutes(app, ctx);
   // Test-only: the streams this process holds (the elements' tests count them).
-  if (config.faults) app.get('/__streams', async () => ({ open: config.db.changes.listeners }));
+  if (config.faults) app.get('/__streams', async () => config.db.changes.listeners);
 
   return app;
 }

@@ -56,11 +56,12 @@ export class ChangeBus {
     return off;
   }
 
-  /** Streams held in this process, for tests and benches. */
-  get listeners(): number {
-    let n = 0;
-    for (const set of this.#listeners.values()) n += set.size;
-    return n;
+  /** Streams held in this process, for tests and benches: in all, and by subscriber (internal id). */
+  get listeners(): { open: number; bySubscriber: Record<string, number> } {
+    let open = 0;
+    const bySubscriber: Record<string, number> = {};
+    for (const [s, set] of this.#listeners) open += bySubscriber[s] = set.size;
+    return { open, bySubscriber };
   }
 
   #emit(change: Change) {

@@ -124,6 +124,8 @@ export class NotifFeed extends InboxElement {
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
+  /** The scroll height before new messages went in above the view (0: none did). */
+  #height = 0;
 
   constructor() {
     super();
@@ -188,21 +190,34 @@ export class NotifFeed extends InboxElement {
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     if (this.#sentinelVisible) void this.#pump();
+    // Keeps what the person reads in place: once the messages have rendered, the view moves down by
+    // what went in above it.
+    const height = this.#height;
+    if (height)
+      void Promise.all([...this.renderRoot.querySelectorAll<NotifMessage>('notif-message')].map((m) => m.updateComplete)).then(
+        () => (this.#scroller.scrollTop += this.#scroller.scrollHeight - height),
+      );
   }
 
-  /** New messages above a list scrolled down stay out of view (the browser anchors the scroll): counted for the button. */
+  get #scroller() {
+    return this.embedded ? this.renderRoot.querySelector('#panel')! : document.scrollingElement!;
+  }
+
+  /** New messages above a list scrolled down stay out of view: counted for the button. */
   protected override willUpdate() {
     super.willUpdate();
     const messages = this.state?.messages ?? [];
     const i = messages.findIndex((m) => m._id == this.#top);
-    this.#new = this.#away() ? this.#new + Math.max(0, i) : 0;
+    const away = this.#away();
+    this.#new = away ? this.#new + Math.max(0, i) : 0;
+    this.#height = away && i > 0 ? this.#scroller.scrollHeight : 0;
     this.#top = messages[0]?._id;
   }
 
-  /** The list's top is above the view. */
+  /** The list is scrolled down: its top is out of view. */
   #away() {
-    const top = this.renderRoot.querySelector('ul')?.getBoundingClientRect().top;
-    return top! < (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().top : 0) - 1;
+    const list = this.renderRoot.querySelector('ul');
+    return !!list && (this.embedded ? this.#scroller.scrollTop > 0 : list.getBoundingClientRect().top < 0);
   }
 
   /**

@@ -1,0 +1,193 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../src/index.ts';
+import type { NotifBell } from '../../src/index.ts';
+import { BellHarness, pretendVisible, waitFor } from './harness.ts';
+import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
+
+// Live: the service's stream (GET …/notifications/stream) held by one tab of the browser and relayed
+// to the others. Tabs are same-origin iframes here: each has its own document, modules and store, and
+// they share BroadcastChannel and navigator.locks as tabs do. The poll interval is ten minutes
+// throughout, so whatever arrives within a test came by the stream.
+
+const NO_POLL = 600_000;
+
+/** The streams the service holds for `subscriberId` (its `__streams` test route). */
+async function streamsOf(subscriberId: string): Promise<number> {
+  const { baseUrl } = await testServer();
+  const { _id } = await (await api()).getSubscriber(subscriberId);
+  const body = await (await fetch(`${baseUrl}/__streams`)).json();
+  return body.bySubscriber[_id] ?? 0;
+}
+
+interface Tab {
+  frame: HTMLIFrameElement;
+  /** URLs this tab fetched. */
+  calls: string[];
+  /** `_id`s of the notif-message-received events this tab fired. */
+  received: string[];
+  bell: BellHarness;
+}
+
+/** A "tab": an iframe with its own copy of the elements and a bell on `subscriberId`. */
+async function openTab(subscriberId: string, attributes = ''): Promise<Tab> {
+  const { baseUrl, apiKey } = await testServer();
+  const frame = document.createElement('iframe');
+  frame.srcdoc = `<!doctype html><script>
+    Object.defineProperty(document, 'visibilityState', { get: () => 'visible' });
+    Object.defineProperty(document, 'hidden', { get: () => false });
+    const f = fetch; window.calls = []; window.received = [];
+    window.fetch = (u, i) => (calls.push(String(u)), f(u, i));
+    addEventListener('notif-message-received', (e) => received.push(e.detail.message._id));
+  </script><script type="module" src="/src/index.ts"></script>
+  <notif-bell base-url="${baseUrl}" subscriber-id="${subscriberId}" api-key="${apiKey}" poll-interval="${NO_POLL}" ${attributes}></notif-bell>`;
+  document.body.append(frame);
+  await waitFor(() => frame.contentWindow?.customElements?.get('notif-bell') && frame.contentDocument!.querySelector('notif-bell')?.shadowRoot, 'the tab to load', 10_000);
+  const win = frame.contentWindow as unknown as { calls: string[]; received: string[] };
+  return { frame, calls: win.calls, received: win.received, bell: new BellHarness(frame.contentDocument!.querySelector('notif-bell') as NotifBell) };
+}
+
+const streamCalls = (tab: Tab) => tab.calls.filter((u) => u.includes('/notifications/stream')).length;
+const countCalls = (tab: Tab) => tab.calls.filter((u) => u.includes('/notifications/unseen')).length;
+
+describe('live: the stream', () => {
+  let workflowId: string;
+  let restoreVisibility: () => void;
+  const tabs: Tab[] = [];
+
+  before(async () => {
+    restoreVisibility = pretendVisible();
+    workflowId = await createWorkflow();
+  });
+  after(() => restoreVisibility());
+  afterEach(() => {
+    for (const tab of tabs.splice(0)) tab.frame.remove();
+  });
+
+  it('a triggered message reaches the badge and an open feed, with no poll', async () => {
+    const sub = await uniqueSubscriber();
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} no-auto-seen
+      .fetch=${(u: RequestInfo | URL, i?: RequestInit) => (requests.push(String(u)), fetch(u, i))}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream to open');
+    await trigger(workflowId, sub, { title: 'Live one', body: 'b' });
+    await waitFor(() => bell.badge === '1', 'badge 1', 3000);
+    await bell.open();
+    const feed = bell.feed;
+    await waitFor(() => feed.messages.length === 1, 'the message in the feed');
+    await trigger(workflowId, sub, { title: 'Live two', body: 'b' });
+    await waitFor(() => feed.messages[0]?.subject === 'Live two', 'the second message at the top of the open feed', 3000);
+    expect(bell.badge).to.equal('2');
+    expect(requests.filter((u) => u.includes('/notifications/unseen')).length, 'count requests').to.be.at.most(1);
+    expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'one stream').to.equal(1);
+  });
+
+  it('three tabs share one stream; notif-message-received fires once for the three', async () => {
+    const sub = await uniqueSubscriber();
+    for (let i = 0; i < 3; i++) tabs.push(await openTab(sub));
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'one stream');
+    await triggerMany(workflowId, sub, 3, 'Arrival');
+    await waitFor(() => tabs.every((t) => t.bell.badge === '3'), 'badge 3 in every tab', 3000);
+    await new Promise((r) => setTimeout(r, 300));
+    const received = tabs.flatMap((t) => t.received);
+    expect(received).to.have.length(3);
+    expect(new Set(received).size).to.equal(3);
+    expect(await streamsOf(sub), 'still one stream').to.equal(1);
+    expect(tabs.map(streamCalls).reduce((a, b) => a + b)).to.equal(1);
+  });
+
+  it('the leader tab closing hands the stream to another tab, with nothing missed', async () => {
+    const sub = await uniqueSubscriber();
+    tabs.push(await openTab(sub));
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the first tab leads');
+    tabs.push(await openTab(sub), await openTab(sub));
+    await trigger(workflowId, sub, { title: 'Before', body: 'b' });
+    await waitFor(() => tabs.every((t) => t.bell.badge === '1'), 'badge 1 everywhere', 3000);
+    await waitFor(() => tabs.some((t) => t.received.length), 'the first arrival told');
+    const leader = tabs.shift()!;
+    leader.frame.remove();
+    // Made while no tab holds the stream (or just as the next one opens it).
+    await trigger(workflowId, sub, { title: 'Meanwhile', body: 'b' });
+    await waitFor(() => tabs.every((t) => t.bell.badge === '2'), 'badge 2 in the remaining tabs', 5000);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'one stream again');
+    await trigger(workflowId, sub, { title: 'After', body: 'b' });
+    await waitFor(() => tabs.every((t) => t.bell.badge === '3'), 'badge 3', 3000);
+    await new Promise((r) => setTimeout(r, 300));
+    const received = [...leader.received, ...tabs.flatMap((t) => t.received)];
+    expect(received, 'each message told once').to.have.length(3);
+    expect(new Set(received).size).to.equal(3);
+  });
+
+  it('a service without the stream (404) is polled, with no error shown', async () => {
+    const sub = await uniqueSubscriber();
+    await injectFault({ path: `${sub}/notifications/stream`, status: 404, times: 5 });
+    const { baseUrl, apiKey } = await testServer();
+    const errors: Event[] = [];
+    const requests: string[] = [];
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="1000"
+      .fetch=${(u: RequestInfo | URL, i?: RequestInit) => (requests.push(String(u)), fetch(u, i))} @notif-error=${(e: Event) => errors.push(e)}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(() => requests.some((u) => u.includes('/notifications/stream')), 'the stream asked for');
+    await trigger(workflowId, sub);
+    await waitFor(() => bell.badge === '1', 'badge 1 by polling', 4000);
+    await bell.open();
+    const feed = bell.feed;
+    await waitFor(() => feed.messages.length === 1, 'the feed');
+    expect(errors).to.have.length(0);
+    expect(feed.error).to.equal(null);
+    expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'asked once').to.equal(1);
+  });
+
+  it('live="poll" never opens the stream', async () => {
+    const sub = await uniqueSubscriber();
+    tabs.push(await openTab(sub, 'live="poll"'));
+    await waitFor(() => countCalls(tabs[0]!) >= 1, 'the first count');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(streamCalls(tabs[0]!)).to.equal(0);
+    expect(await streamsOf(sub)).to.equal(0);
+  });
+
+  it('through the proxy: streams for the hashed subscriber, refuses another', async () => {
+    const { proxyPath } = await testServer();
+    const sub = await uniqueSubscriber();
+    const other = await uniqueSubscriber();
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${proxyPath} subscriber-id=${sub} subscriber-hash=${await subscriberHash(sub)} poll-interval=${NO_POLL}></notif-bell>`);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream through the proxy');
+    await trigger(workflowId, sub);
+    await waitFor(() => new BellHarness(el).badge === '1', 'badge 1 through the proxy', 3000);
+
+    const errors: Event[] = [];
+    await fixture<NotifBell>(html`<notif-bell base-url=${proxyPath} subscriber-id=${other} subscriber-hash=${await subscriberHash(sub)} poll-interval=${NO_POLL}
+      @notif-error=${(e: Event) => errors.push(e)}></notif-bell>`);
+    await waitFor(() => errors.length > 0, 'the refusal');
+    expect(await streamsOf(other)).to.equal(0);
+  });
+
+  it('a feed scrolled down shows "N new" for messages arriving above, and it scrolls up to them', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 20, 'Old');
+    const { baseUrl, apiKey } = await testServer();
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
+    await bell.open();
+    const feed = bell.feed;
+    await waitFor(() => feed.messages.length === 20, '20 messages');
+    const panel = feed.root.querySelector<HTMLElement>('#panel')!;
+    panel.scrollTop = 600;
+    await waitFor(() => panel.scrollTop > 0, 'scrolled');
+    const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
+    expect(pill()).to.equal(null);
+    const firstVisible = () => feed.messages.find((m) => m.el.getBoundingClientRect().top >= panel.getBoundingClientRect().top)?.subject;
+    const reading = firstVisible();
+    await triggerMany(workflowId, sub, 2, 'Fresh');
+    await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', 4000);
+    expect(firstVisible(), 'what the person reads stays in place').to.equal(reading);
+    expect(bell.badge, 'seen while the popover shows them').to.equal(null);
+    pill()!.click();
+    await waitFor(() => panel.scrollTop === 0, 'scrolled to the top');
+    await waitFor(() => !pill(), 'the button goes');
+    expect(feed.messages[0]!.subject).to.equal('Fresh 1');
+  });
+});
