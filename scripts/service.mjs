@@ -15,7 +15,7 @@ const ROOT = resolve(import.meta.dirname, '..');
  * matches in its output (default: the service's own `listening on <url>`). `stop()` ends it
  * (SIGTERM, then SIGKILL after 5 s) and removes its database.
  * @param {{ key?: string, tenant?: string, name?: string, args?: string[], ready?: RegExp }} options
- * @returns {Promise<{ url: string, stop(): Promise<void> }>}
+ * @returns {Promise<{ url: string, stop(): Promise<void>, pid: number | undefined }>}
  */
 export async function startService({ key, tenant, name = 'notif-service-', args = ['--no-seed'], ready = /listening on (http:\/\/\S+)/ }) {
   const dir = mkdtempSync(join(tmpdir(), name));
@@ -54,5 +54,5 @@ export async function startService({ key, tenant, name = 'notif-service-', args 
     await stop();
     throw e;
   });
-  return { url, stop };
+  return { url, stop, pid: child.pid };
 }
