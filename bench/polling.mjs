@@ -1,4 +1,4 @@
-// What polling costs the service: requests per minute that reach it from <notif-bell> tabs with the
+// What polling (live="poll", or a server without the stream) costs the service: requests per minute that reach it from <notif-bell> tabs with the
 // feed closed, and from tabs that are all hidden, against the budgets of DESIGN.md.
 //
 //   npm run build && node bench/polling.mjs            15 s polling (the default), 60 s windows
@@ -146,7 +146,7 @@ function pageHtml(serviceUrl) {
     <script type="module" src="/dist/notif-inbox.min.js"></script>
   </head>
   <body>
-    <notif-bell base-url="${attr(serviceUrl)}" subscriber-id="${SUBSCRIBER}" api-key="${KEY}"${poll}></notif-bell>
+    <notif-bell base-url="${attr(serviceUrl)}" subscriber-id="${SUBSCRIBER}" api-key="${KEY}" live="poll"${poll}></notif-bell>
   </body>
 </html>
 `;
