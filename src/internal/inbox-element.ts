@@ -1,5 +1,4 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
-import type { Message } from '../api/types.ts';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi } from '../store/types.ts';
 import { getInboxStore } from '../store/index.ts';
 import { formatNumber, localeOf, translationFor } from '../i18n/localize.ts';
@@ -12,6 +11,7 @@ export type Theme = 'light' | 'dark' | 'auto';
 export const ANNOUNCE_INTERVAL = 5000;
 /** The element that announces a store's new messages: one live region per store on the page. */
 const announcers = new WeakMap<InboxStoreApi, InboxElement>();
+const STORE_EVENTS = ['error', 'message-received'];
 
 /**
  * What `<notif-bell>` and `<notif-feed>` share: the configuration attributes (read by whichever of
@@ -167,8 +167,7 @@ export class InboxElement extends NotifElement {
     const prev = this.inbox;
     if (prev) {
       this.#unsubscribe!();
-      prev.removeEventListener('error', this.#onError);
-      prev.removeEventListener('received', this.#onReceived);
+      for (const type of STORE_EVENTS) prev.removeEventListener(type, this.#onStoreEvent);
       this.storeChanged?.(prev, false);
       prev.disconnect();
     }
@@ -177,8 +176,7 @@ export class InboxElement extends NotifElement {
     if (next) {
       this.#count = next.state.unseenCount;
       next.connect();
-      next.addEventListener('error', this.#onError);
-      next.addEventListener('received', this.#onReceived);
+      for (const type of STORE_EVENTS) next.addEventListener(type, this.#onStoreEvent);
       this.#unsubscribe = next.subscribe(this.#onState);
       this.storeChanged?.(next, true);
       this.#onState(next.state);
@@ -193,12 +191,14 @@ export class InboxElement extends NotifElement {
     queueMicrotask(() => this.requestUpdate());
   };
 
-  // People see a translated message; developers get the detail in the console and the event.
-  #onError = ({ detail }: Event & { detail?: InboxErrorDetail }) => {
-    if (this.#outer) console.warn('notif-inbox:', detail!.action, detail!.error), emit(this, 'notif-error', detail!);
-  };
-
-  #onReceived = (event: Event) => {
-    if (this.#outer) emit(this, 'notif-message-received', { message: (event as CustomEvent<Message>).detail });
+  /**
+   * The store's `error` and `message-received`, as `notif-error` and `notif-message-received`.
+   * People see a translated error message; developers get the detail in the console and the event.
+   */
+  #onStoreEvent = ({ type, detail }: Event & { detail?: InboxErrorDetail }) => {
+    if (this.#outer) {
+      if (type == 'error') console.warn('notif-inbox:', detail!.action, detail!.error);
+      emit(this, `notif-${type as 'error'}`, detail!);
+    }
   };
 }

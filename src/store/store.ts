@@ -44,6 +44,8 @@ const merge = (base: readonly Message[], incoming: readonly Message[]): Message[
   [...new Map([...base, ...incoming].map((m) => [m._id, m])).values()].sort(newestFirst);
 
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
+/** Exponential backoff with jitter from `base` after `n` failures (at most 5 min), or `Retry-After` when longer. */
+const backoff = (base: number, n: number, retryAfter = 0) => Math.max(Math.min(MAX_BACKOFF, base * 2 ** n) * (0.5 + Math.random() / 2), retryAfter * 1000);
 const WINDOW_EVENTS = ['focus', 'online', 'offline'];
 
 /** A short stable hash, so channel and lock names carry no secret. */
@@ -326,10 +328,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (this.#hidden) return this.#resign();
       void this.#poll();
       if (status != 401 && status != 403)
-        this.#later = setTimeout(
-          () => this.#listen(),
-          Math.max(Math.min(MAX_BACKOFF, this.#retry * 2 ** this.#drops++) * (0.5 + Math.random() / 2), (retryAfter ?? 0) * 1000),
-        );
+        this.#later = setTimeout(() => this.#listen(), backoff(this.#retry, this.#drops++, retryAfter));
     }
   }
 
@@ -343,7 +342,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     } else if (type == 'message') {
       // Once per browser: the first tab to take this message's lock tells the page (a visible tab
       // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
-      const tell = () => this.dispatchEvent(new CustomEvent('received', { detail: data }));
+      const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message: data } }));
       if (!this.#channel) tell();
       else
         setTimeout(
@@ -390,8 +389,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         return this.#fail(err, 'poll', { status: 'error' });
       }
       if (!err.status) this.#set({ status: 'offline' });
-      const backoff = Math.min(MAX_BACKOFF, this.#interval * 2 ** ++this.#failures) * (0.5 + Math.random() / 2);
-      this.#schedule(Math.max(backoff, (err.retryAfter ?? 0) * 1000));
+      this.#schedule(backoff(this.#interval, ++this.#failures, err.retryAfter));
     }
   }
 

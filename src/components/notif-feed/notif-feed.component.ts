@@ -190,13 +190,10 @@ export class NotifFeed extends InboxElement {
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     if (this.#sentinelVisible) void this.#pump();
-    // Keeps what the person reads in place: once the messages have rendered, the view moves down by
-    // what went in above it.
+    // Keeps what the person reads in place: once the messages have rendered (before the next frame),
+    // the view moves down by what went in above it.
     const height = this.#height;
-    if (height)
-      void Promise.all([...this.renderRoot.querySelectorAll<NotifMessage>('notif-message')].map((m) => m.updateComplete)).then(
-        () => (this.#scroller.scrollTop += this.#scroller.scrollHeight - height),
-      );
+    if (height) requestAnimationFrame(() => (this.#scroller.scrollTop += this.#scroller.scrollHeight - height));
   }
 
   get #scroller() {
@@ -214,10 +211,9 @@ export class NotifFeed extends InboxElement {
     this.#top = messages[0]?._id;
   }
 
-  /** The list is scrolled down: its top is out of view. */
+  /** The feed is scrolled down: its top is out of view. */
   #away() {
-    const list = this.renderRoot.querySelector('ul');
-    return !!list && (this.embedded ? this.#scroller.scrollTop > 0 : list.getBoundingClientRect().top < 0);
+    return this.embedded ? this.#scroller?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
   }
 
   /**
