@@ -92,7 +92,8 @@ describe('live region', () => {
     const { registerTranslation } = await import('../../src/index.ts');
     registerTranslation(de);
     const bell = new BellHarness(
-      await fixture<NotifBell>(html`<notif-bell locale="de" base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="2000"></notif-bell>`),
+      // Polling: both messages arrive in one poll, announced together.
+      await fixture<NotifBell>(html`<notif-bell locale="de" base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="2000" live="poll"></notif-bell>`),
     );
     await clock.tickAsync(100);
     const feed = await bell.open();

@@ -24,13 +24,14 @@ describe('<notif-bell>', () => {
     clock = undefined;
   });
 
-  async function bellFor(subscriberId: string, extra: { pollInterval?: number; noAutoSeen?: boolean } = {}) {
+  async function bellFor(subscriberId: string, extra: { pollInterval?: number; noAutoSeen?: boolean; live?: 'poll' } = {}) {
     const { baseUrl, apiKey } = await testServer();
     const el = await fixture<NotifBell>(html`<notif-bell
       base-url=${baseUrl}
       subscriber-id=${subscriberId}
       api-key=${apiKey}
       poll-interval=${extra.pollInterval ?? 15000}
+      live=${extra.live ?? 'auto'}
       ?no-auto-seen=${extra.noAutoSeen ?? false}
     ></notif-bell>`);
     return new BellHarness(el);
@@ -66,11 +67,11 @@ describe('<notif-bell>', () => {
     expect(bell.label).to.equal('Notifications, 99+ unseen');
   });
 
-  it('shows a message triggered on the server within one poll interval', async () => {
+  it('shows a message triggered on the server within one poll interval (live="poll")', async () => {
     clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
     const sub = await uniqueSubscriber();
     await trigger(workflowId, sub, { title: 'First', body: 'one' });
-    const bell = await bellFor(sub, { pollInterval: 15000 });
+    const bell = await bellFor(sub, { pollInterval: 15000, live: 'poll' });
     await waitFor(() => bell.badge === '1', 'badge 1');
 
     await trigger(workflowId, sub, { title: 'Second', body: 'two' });
