@@ -100,6 +100,54 @@ function notifServer() {
 
 const server = notifServer();
 
+/**
+ * A second service that a test may stop and start again on the same database and port (the live
+ * tests' restart): `executeServerCommand('notif-restartable', { action: 'start' | 'stop' })`.
+ */
+function restartableServer() {
+  let child;
+  let dir;
+  let port = 0;
+  const stop = async () => {
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  };
+  process.once('exit', () => {
+    child?.kill('SIGKILL');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  const start = async () => {
+    dir ??= mkdtempSync(join(tmpdir(), 'notif-wtr-restart-'));
+    child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', String(port), '--db', join(dir, 'notif.db'), '--no-seed', '--faults'], {
+      cwd: root,
+      env: { ...process.env, NOTIF_API_KEYS: `${KEYS.apiKey}=wtr/test` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const url = await new Promise((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk) => {
+        const m = /listening on (http:\/\/\S+)/.exec((output += chunk));
+        if (m) resolve(m[1]);
+      });
+      child.stderr.setEncoding('utf8').on('data', (chunk) => (output += chunk));
+      child.once('exit', (code) => reject(new Error(`restartable service exited with ${code}:\n${output}`)));
+    });
+    port = Number(new URL(url).port);
+    return url;
+  };
+  return {
+    name: 'notif-restartable',
+    async executeCommand({ command, payload }) {
+      if (command !== 'notif-restartable') return undefined;
+      if (payload.action === 'stop') return (await stop(), true);
+      return start();
+    },
+    serverStop: stop,
+  };
+}
+
 export default {
   rootDir: root,
   files: ['test/{api,store,components}/**/*.test.ts'],
@@ -131,6 +179,7 @@ export default {
   middleware: [(ctx, next) => server.proxyMiddleware(ctx, next)],
   plugins: [
     server,
+    restartableServer(),
     // TypeScript with the project's tsconfig (useDefineForClassFields: false, so class fields never
     // shadow Lit's reactive accessors).
     esbuildPlugin({ ts: true, target: 'es2022', tsconfig: fileURLToPath(new URL('./tsconfig.json', import.meta.url)) }),

@@ -1,4 +1,5 @@
 import { expect, fixture, html } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
 import { BellHarness, pretendVisible, waitFor } from './harness.ts';
@@ -117,6 +118,45 @@ describe('live: the stream', () => {
     const received = [...leader.received, ...tabs.flatMap((t) => t.received)];
     expect(received, 'each message told once').to.have.length(3);
     expect(new Set(received).size).to.equal(3);
+  });
+
+  it('the service stopped mid-stream and started again on the same database: the inbox recovers, each message once', async function () {
+    this.timeout(40_000);
+    const { apiKey } = await testServer();
+    const base = await executeServerCommand<string, { action: string }>('notif-restartable', { action: 'start' });
+    try {
+      const call = async (path: string, body: unknown) => {
+        const r = await fetch(base + path, { method: 'POST', headers: { authorization: `ApiKey ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        expect(r.status, path).to.be.within(200, 201);
+      };
+      await call('/v2/workflows', { workflowId: 'restart', name: 'restart', steps: [{ name: 'in-app', type: 'in_app', controlValues: { subject: '{{payload.title}}', body: 'b' } }] });
+      await call('/v2/subscribers', { subscriberId: 'ada' });
+      const streams = async () => (await (await fetch(`${base}/__streams`)).json()).open as number;
+      const received: string[] = [];
+      const el = await fixture<NotifBell>(html`<notif-bell base-url=${base} subscriber-id="ada" api-key=${apiKey} poll-interval=${NO_POLL} no-auto-seen
+        @notif-message-received=${(e: CustomEvent) => received.push(e.detail.message.subject)}></notif-bell>`);
+      const bell = new BellHarness(el);
+      await waitFor(async () => (await streams()) === 1, 'the stream');
+      await call('/v1/events/trigger', { name: 'restart', to: 'ada', payload: { title: 'Before' } });
+      await waitFor(() => bell.badge === '1', 'badge 1');
+
+      await executeServerCommand('notif-restartable', { action: 'stop' });
+      expect(await executeServerCommand('notif-restartable', { action: 'start' })).to.equal(base);
+      // Made before the inbox is back on the stream (it waits about a second first).
+      await call('/v1/events/trigger', { name: 'restart', to: 'ada', payload: { title: 'Meanwhile 1' } });
+      await call('/v1/events/trigger', { name: 'restart', to: 'ada', payload: { title: 'Meanwhile 2' } });
+      await waitFor(() => bell.badge === '3', 'badge 3 after the restart', 8000);
+      await waitFor(async () => (await streams()) === 1, 'the stream again', 8000);
+      await call('/v1/events/trigger', { name: 'restart', to: 'ada', payload: { title: 'After' } });
+      await waitFor(() => bell.badge === '4', 'badge 4');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(received).to.deep.equal(['Before', 'Meanwhile 1', 'Meanwhile 2', 'After']);
+      const feed = await bell.open();
+      await feed.loaded(4);
+      expect(feed.subjects).to.deep.equal(['After', 'Meanwhile 2', 'Meanwhile 1', 'Before']);
+    } finally {
+      await executeServerCommand('notif-restartable', { action: 'stop' });
+    }
   });
 
   it('a service without the stream (404) is polled, with no error shown', async () => {
