@@ -55,7 +55,8 @@ describe('InboxStore', () => {
 
   async function config(extra: Partial<InboxConfig> = {}): Promise<InboxConfig> {
     const { baseUrl, apiKey } = await testServer();
-    return { baseUrl, apiKey, subscriberId: extra.subscriberId ?? (await uniqueSubscriber()), ...extra };
+    // These tests are of polling (the stream has its own, test/components/live.test.ts).
+    return { baseUrl, apiKey, subscriberId: extra.subscriberId ?? (await uniqueSubscriber()), live: 'poll', ...extra };
   }
 
   function track(store: InboxStore) {
