@@ -1,5 +1,6 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
+import sinon from 'sinon';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
 import { BellHarness, pretendVisible, waitFor } from './harness.ts';
@@ -179,6 +180,40 @@ describe('live: the stream', () => {
     expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'asked once').to.equal(1);
   });
 
+  it('every tab hidden: the stream closes after 60 s; shown again, one count request and it reopens', async () => {
+    const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+    const show = (state: 'visible' | 'hidden') => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
+      document.dispatchEvent(new Event('visibilitychange'));
+    };
+    try {
+      const sub = await uniqueSubscriber();
+      const { baseUrl, apiKey } = await testServer();
+      const requests: string[] = [];
+      const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}
+        .fetch=${(u: RequestInfo | URL, i?: RequestInit) => (requests.push(String(u)), fetch(u, i))}></notif-bell>`);
+      await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
+      show('hidden');
+      await clock.tickAsync(30_000);
+      expect(await streamsOf(sub), 'kept for a quick look elsewhere').to.equal(1);
+      await clock.tickAsync(31_000);
+      await waitFor(async () => (await streamsOf(sub)) === 0, 'closed after 60 s hidden');
+      const before = requests.length;
+      await trigger(workflowId, sub);
+      await clock.tickAsync(5 * 60_000);
+      expect(requests.length, 'no request while hidden').to.equal(before);
+      show('visible');
+      await waitFor(async () => (await streamsOf(sub)) === 1, 'reopened');
+      await waitFor(() => new BellHarness(el).badge === '1', 'the count');
+      const since = requests.slice(before);
+      expect(since.filter((u) => u.includes('/notifications/unseen')), 'one count request').to.have.length(1);
+      expect(since.filter((u) => u.includes('/notifications/stream'))).to.have.length(1);
+    } finally {
+      clock.restore();
+      show('visible');
+    }
+  });
+
   it('live="poll" never opens the stream', async () => {
     const sub = await uniqueSubscriber();
     tabs.push(await openTab(sub, 'live="poll"'));
@@ -223,6 +258,8 @@ describe('live: the stream', () => {
     const reading = firstVisible();
     await triggerMany(workflowId, sub, 2, 'Fresh');
     await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', 4000);
+    // (The view is moved back before the next frame is painted.)
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     expect(firstVisible(), 'what the person reads stays in place').to.equal(reading);
     expect(bell.badge, 'seen while the popover shows them').to.equal(null);
     pill()!.click();
