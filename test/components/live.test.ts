@@ -248,17 +248,16 @@ describe('live: the stream', () => {
     await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
     await bell.open();
     const feed = bell.feed;
-    await waitFor(() => feed.messages.length === 20, '20 messages');
+    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
     const panel = feed.root.querySelector<HTMLElement>('#panel')!;
     panel.scrollTop = 600;
     await waitFor(() => panel.scrollTop > 0, 'scrolled');
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
     expect(pill()).to.equal(null);
     const firstVisible = () => feed.messages.find((m) => m.el.getBoundingClientRect().top >= panel.getBoundingClientRect().top)?.subject;
-    const reading = firstVisible();
+    const reading = await waitFor(firstVisible, 'rows in view after the scroll');
     await triggerMany(workflowId, sub, 2, 'Fresh');
     await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', 4000);
-    // (The view is moved back before the next frame is painted.)
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     expect(firstVisible(), 'what the person reads stays in place').to.equal(reading);
     expect(bell.badge, 'seen while the popover shows them').to.equal(null);

@@ -124,8 +124,6 @@ export class NotifFeed extends InboxElement {
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
-  /** The scroll height before new messages went in above the view (0: none did). */
-  #height = 0;
 
   constructor() {
     super();
@@ -190,30 +188,20 @@ export class NotifFeed extends InboxElement {
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     if (this.#sentinelVisible) void this.#pump();
-    // Keeps what the person reads in place: once the messages have rendered (before the next frame),
-    // the view moves down by what went in above it.
-    const height = this.#height;
-    if (height) requestAnimationFrame(() => (this.#scroller.scrollTop += this.#scroller.scrollHeight - height));
   }
 
-  get #scroller() {
-    return this.embedded ? this.renderRoot.querySelector('#panel')! : document.scrollingElement!;
-  }
-
-  /** New messages above a list scrolled down stay out of view: counted for the button. */
+  /** New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for the button. */
   protected override willUpdate() {
     super.willUpdate();
     const messages = this.state?.messages ?? [];
     const i = messages.findIndex((m) => m._id == this.#top);
-    const away = this.#away();
-    this.#new = away ? this.#new + Math.max(0, i) : 0;
-    this.#height = away && i > 0 ? this.#scroller.scrollHeight : 0;
+    this.#new = this.#away() ? this.#new + Math.max(0, i) : 0;
     this.#top = messages[0]?._id;
   }
 
   /** The feed is scrolled down: its top is out of view. */
   #away() {
-    return this.embedded ? this.#scroller?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
+    return this.embedded ? this.renderRoot.querySelector('#panel')?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
   }
 
   /**
@@ -290,7 +278,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${() => (this.#layout(), this.#new && !this.#away() && this.requestUpdate())}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => this.renderRoot.querySelector('ul')!.scrollIntoView({ behavior: 'smooth' })}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.renderRoot.querySelector('#panel')!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
             : nothing
         }${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
