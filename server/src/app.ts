@@ -13,6 +13,7 @@ import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { rejectNulCharacters } from './input-guard.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
+import { preferenceRoutes } from './routes/preferences.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { feedRoutes } from './routes/feed.ts';
@@ -135,6 +136,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
 
   const ctx: AppContext = { db: config.db };
   subscriberRoutes(app, ctx);
+  preferenceRoutes(app, ctx);
   integrationRoutes(app, ctx);
   messageRoutes(app, ctx);
   feedRoutes(app, ctx);
