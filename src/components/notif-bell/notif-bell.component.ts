@@ -1,4 +1,4 @@
-import { html, nothing, type PropertyDeclarations } from 'lit';
+import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
@@ -25,7 +25,13 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  *
  * @slot icon - Replaces the bell icon.
  * @slot header - Forwarded to the feed's `header` slot.
+ * @slot header-actions - Forwarded to the feed's `header-actions` slot.
  * @slot empty - Forwarded to the feed's `empty` slot.
+ * @slot loading - Forwarded to the feed's `loading` slot.
+ * @slot error - Forwarded to the feed's `error` slot.
+ *
+ * `renderMessage` and the finer hooks apply to the feed in the popover; their hosts are this
+ * element's light-DOM children while the popover shows their rows.
  *
  * @csspart button - The bell button.
  * @csspart bell-icon - The default icon.
@@ -75,6 +81,11 @@ export class NotifBell extends InboxElement {
   override disconnectedCallback() {
     super.disconnectedCallback();
     this.#listen((this.open = false));
+  }
+
+  protected override updated(changed: PropertyValues<this>) {
+    // The feed reads the render hooks from this element.
+    if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
 
   /** Opens the popover (marks everything seen unless `no-auto-seen`). */
@@ -169,9 +180,10 @@ export class NotifBell extends InboxElement {
               locale=${locale}
               theme=${this.theme ?? nothing}
               >${
-                // This element's slots forwarded to the feed's, only when used (else the feed keeps its own content).
-                ['header', 'empty'].map((name) =>
-                  this.querySelector(`:scope>[slot=${name}]`) ? html`<slot name=${name} slot=${name}></slot>` : nothing,
+                // This element's slots (and the hosts of custom rendering) forwarded to the feed's, only
+                // when used (else the feed keeps its own content).
+                [...new Set([...this.children].map((c) => c.slot))].map((name) =>
+                  name && name != 'icon' ? html`<slot name=${name} slot=${name}></slot>` : nothing,
                 )
               }</notif-feed
             >`

@@ -1,11 +1,12 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
+import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { localeOf, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
-import { InboxElement } from '../../internal/inbox-element.ts';
+import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
-import { NotifMessage } from '../notif-message/notif-message.component.ts';
+import { NotifMessage, type MessageRenderer } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
 NotifMessage.define('notif-message');
@@ -26,13 +27,24 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
   }
 };
 
+const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
+/** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
+type Host = [HTMLElement, Message, MessageRenderer, void | (() => void)];
+
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
  * and empty, loading and error states. Alone it is a full-page feed configured by its attributes;
  * inside `<notif-bell>` it shares the bell's store.
  *
  * @slot header - Replaces the title.
+ * @slot header-actions - Beside "Mark all as read" (the app's own buttons).
  * @slot empty - Replaces the empty state.
+ * @slot loading - Replaces the loading placeholder.
+ * @slot error - Replaces the error state's text (the retry button stays).
+ *
+ * `renderMessage` (or `renderAvatar`, `renderSubject`, `renderBody`, `renderActions`) renders each
+ * shown message, or that piece of it, into a light-DOM host of the outermost element (this feed, or
+ * the bell holding it), slotted into the row; the renderer's cleanup runs when the row goes.
  *
  * @csspart base - The feed's frame.
  * @csspart header - Title and header actions.
@@ -94,6 +106,10 @@ export class NotifFeed extends InboxElement {
   #stallTimer?: ReturnType<typeof setTimeout>;
   /** Messages just read one by one in the Unread tab: shown until their timer ends. */
   #lingering = new Set<string>();
+  /** The element whose hooks apply and whose light DOM holds the hosts: the bell around this feed, or itself. */
+  #outer: InboxElement = this;
+  /** The light-DOM hosts of custom rendering, by slot name. */
+  #hosts = new Map<string, Host>();
 
   constructor() {
     super();
@@ -133,6 +149,64 @@ export class NotifFeed extends InboxElement {
 
   protected override updated() {
     if (this.#sentinelVisible) void this.#pump();
+    this.#render();
+  }
+
+  override connectedCallback() {
+    super.connectedCallback();
+    const host = (this.getRootNode() as ShadowRoot).host as InboxElement | undefined;
+    this.#outer = host?.localName.startsWith('notif-') ? host : this;
+  }
+
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    this.#render(true);
+  }
+
+  /** The hooks in use: `Message` alone, or the finer ones that are set. */
+  #hooks(): Hook[] {
+    const set = HOOKS.filter((h) => hook(this.#outer, h));
+    return set[0] == 'Message' ? ['Message'] : set;
+  }
+
+  /**
+   * Gives every shown row's custom pieces their host, rendered with the current message (cleaned up
+   * and rendered again when the message or the renderer changed); cleans up and removes the hosts of
+   * rows that went (`gone`: all of them).
+   */
+  #render(gone?: boolean) {
+    const outer = this.#outer;
+    const old = this.#hosts;
+    const hosts = (this.#hosts = new Map());
+    let moved = false;
+    if (!gone) {
+      const hooks = this.#hooks();
+      for (const row of this.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
+        const m = row.message!;
+        for (const h of hooks) {
+          const name = `notif-${h.toLowerCase()}-${m._id}`;
+          const fn = hook(outer, h)!;
+          let host = old.get(name);
+          old.delete(name);
+          if (host?.[1] != m || host[2] != fn) {
+            host?.[3]?.();
+            moved ||= !host;
+            const el = host?.[0] ?? outer.appendChild(document.createElement('div'));
+            el.slot = name;
+            el.replaceChildren();
+            host = [el, m, fn, fn(el, m, row.actions)];
+          }
+          hosts.set(name, host);
+        }
+      }
+    }
+    for (const [el, , , done] of old.values()) {
+      done?.();
+      el.remove();
+      moved = true;
+    }
+    // The bell forwards its hosts' slots to this feed (a feed that went needs them no more).
+    if (moved && !gone && outer != this) outer.requestUpdate();
   }
 
   /**
@@ -187,7 +261,7 @@ export class NotifFeed extends InboxElement {
     const tab = state?.tab ?? 'all';
     return html`<section part="base" aria-labelledby="title" @keydown=${(e: KeyboardEvent) => toList(e, this)}>
         <header part="header">
-          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
+          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot><slot name="header-actions"></slot>
           <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             this.inbox?.markAllRead().catch(() => {});
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
@@ -219,12 +293,12 @@ export class NotifFeed extends InboxElement {
     const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
-      return html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${state ? t.errorHint : t.notConfigured}</p>${state ? retry : nothing}</div>`;
+      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>
+        <p>${state ? t.errorHint : t.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
-      return html`<div part="skeleton">
-        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</div>`;
+      return html`<div part="skeleton"><slot name="loading">
+        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
     const messages = state.tab == 'unread' ? state.messages.filter((m) => !m.read || this.#lingering.has(m._id)) : state.messages;
@@ -240,8 +314,10 @@ export class NotifFeed extends InboxElement {
         </div>`;
     }
     const active = messages.some((m) => m._id === this.#activeId) ? this.#activeId : messages[0]!._id;
+    const hooks = this.#hooks();
     return html`${banner}<ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
-        this.#activeId = (e.target as NotifMessage).message?._id;
+        // The row focus is in (or in content an app slotted into it).
+        this.#activeId = (e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined)?.message?._id;
         this.requestUpdate();
       }}>${messages.map(
           (m) =>
@@ -253,9 +329,10 @@ export class NotifFeed extends InboxElement {
                 .active=${m._id === active}
                 .store=${this.inbox}
                 .markAsSupported=${state.markAsSupported}
+                .custom=${hooks[0] == 'Message'}
                 locale=${localeOf(this)}
                 theme=${this.theme ?? nothing}
-              ></notif-message>
+              >${hooks.map((h) => html`<slot name="notif-${(h = h.toLowerCase() as Hook)}-${m._id}" slot=${h}></slot>`)}</notif-message>
             </li>`,
         )}</ul>`;
   }
@@ -267,7 +344,7 @@ export class NotifFeed extends InboxElement {
    */
   #onKey(e: KeyboardEvent, tabs?: boolean) {
     const items = [...this.renderRoot.querySelectorAll<HTMLElement>(tabs ? '.tab' : 'notif-message')];
-    const i = items.indexOf(e.target as HTMLElement);
+    const i = items.findIndex((el) => e.composedPath().includes(el));
     const next = items[((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!];
     if (!next || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
     e.preventDefault();
