@@ -2,7 +2,7 @@ import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'l
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
-import { bellIcon } from '../../internal/icons.ts';
+import { backIcon, bellIcon, settingsIcon } from '../../internal/icons.ts';
 import { FEED_PARTS, NotifFeed, toList } from '../notif-feed/notif-feed.component.ts';
 import styles from './notif-bell.styles.ts';
 
@@ -37,6 +37,9 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @csspart bell-icon - The default icon.
  * @csspart badge - The unseen count ("99+" past 99; hidden at 0).
  * @csspart popover - The popover dialog.
+ * @csspart preferences-button - In the feed's header: shows the preferences (`<notif-preferences>`, loaded then).
+ * @csspart preferences - The `<notif-preferences>` inside the popover.
+ * @csspart back-button - In the preferences' header: back to the messages.
  * @csspart feed - The `<notif-feed>` inside the popover; its parts are exported under their own names
  * (`header`, `tabs`, `list`, `message`, `avatar`, `subject`, ...).
  *
@@ -55,6 +58,7 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @fires notif-unseen-count-change - The unseen count changed.
  * @fires notif-error - A request failed.
  * @dependency notif-feed
+ * @dependency notif-preferences
  */
 export class NotifBell extends InboxElement {
   static override styles = styles;
@@ -70,6 +74,8 @@ export class NotifBell extends InboxElement {
   declare noAutoSeen: boolean;
   /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
   declare keepOpen: boolean;
+  /** The popover shows `<notif-preferences>` instead of the feed. */
+  #prefs = false;
 
   constructor() {
     super();
@@ -102,8 +108,21 @@ export class NotifBell extends InboxElement {
     return this.#show(!this.open);
   }
 
+  /**
+   * Switches the popover between the feed and the preferences (loaded the first time: a chunk of
+   * its own in the ES build), and focuses the button that switches back.
+   */
+  async #view(prefs: boolean) {
+    if (prefs) await import('../notif-preferences/notif-preferences.ts');
+    this.#prefs = prefs;
+    this.requestUpdate();
+    await this.updateComplete;
+    this.renderRoot.querySelector<HTMLElement>('.view')?.focus();
+  }
+
   async #show(open: boolean, keepFocus?: boolean) {
     if (open == this.open) return;
+    this.#prefs = false;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
     const focusInside = this.shadowRoot!.activeElement;
     this.#listen((this.open = open));
@@ -171,8 +190,13 @@ export class NotifBell extends InboxElement {
           ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>`
           : nothing}</button
       ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1"
-        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${this.open
-          ? html`<notif-feed
+        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${!this.open
+          ? nothing
+          : this.#prefs
+            ? html`<notif-preferences part="preferences" embedded .store=${this.inbox} locale=${locale} theme=${this.theme ?? nothing}
+                ><button slot="back" part="back-button" class="ghost view" aria-label=${t.back} title=${t.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
+              >`
+            : html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}
               embedded
@@ -185,9 +209,8 @@ export class NotifBell extends InboxElement {
                 [...new Set([...this.children].map((c) => c.slot))].map((name) =>
                   name && name != 'icon' ? html`<slot name=${name} slot=${name}></slot>` : nothing,
                 )
-              }</notif-feed
-            >`
-          : nothing}</div
+              }<button slot="header-actions" part="preferences-button" class="ghost view" aria-label=${t.preferences} title=${t.preferences} @click=${() => this.#view(true)}>${settingsIcon}</button></notif-feed
+            >`}</div
       >${this.liveRegion()}`;
   }
 }
