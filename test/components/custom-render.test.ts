@@ -167,7 +167,7 @@ describe('custom rendering', () => {
     await act!.action('primary');
     expect((await acted).detail.button).to.equal('primary');
     const server = (await (await api()).feed(sub, { limit: 10 })).data[0]!;
-    expect(server.cta.action!.status).to.equal('done');
+    expect(server.cta!.action!.status).to.equal('done');
 
     // Hooks unset: the built-in row again, no hosts left.
     Object.assign(feed.el, { renderSubject: undefined, renderBody: undefined, renderAvatar: undefined, renderActions: undefined });
