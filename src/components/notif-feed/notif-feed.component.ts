@@ -29,7 +29,7 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
 
 const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
 /** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
-type Host = [HTMLElement, Message, MessageRenderer, void | (() => void)];
+type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -108,6 +108,8 @@ export class NotifFeed extends InboxElement {
   #lingering = new Set<string>();
   /** The element whose hooks apply and whose light DOM holds the hosts: the bell around this feed, or itself. */
   #outer: InboxElement = this;
+  /** Messages `renderMessage` declined (returned false): their rows are built in. */
+  #declined = new WeakSet<Message>();
   /** The light-DOM hosts of custom rendering, by slot name. */
   #hosts = new Map<string, Host>();
 
@@ -183,18 +185,25 @@ export class NotifFeed extends InboxElement {
       const hooks = this.#hooks();
       for (const row of this.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
         const m = row.message!;
-        for (const h of hooks) {
+        for (const h of row.custom ? hooks : hooks[0] == 'Message' ? [] : hooks) {
           const name = `notif-${h.toLowerCase()}-${m._id}`;
           const fn = hook(outer, h)!;
           let host = old.get(name);
           old.delete(name);
           if (host?.[1] != m || host[2] != fn) {
             host?.[3]?.();
-            moved ||= !host;
-            const el = host?.[0] ?? outer.appendChild(document.createElement('div'));
+            const el = host?.[0] ?? document.createElement('div');
             el.slot = name;
             el.replaceChildren();
-            host = [el, m, fn, fn(el, m, row.actions)];
+            outer.append(el);
+            const done = fn(el, m, row.actions);
+            // Declined: the built-in piece shows (for the whole row, once the row renders again).
+            if (done === false) {
+              el.remove();
+              if (row.custom) this.#declined.add(m), this.requestUpdate();
+            }
+            host = [el, m, fn, done || undefined];
+            moved = true;
           }
           hosts.set(name, host);
         }
@@ -319,9 +328,9 @@ export class NotifFeed extends InboxElement {
         // The row focus is in (or in content an app slotted into it).
         this.#activeId = (e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined)?.message?._id;
         this.requestUpdate();
-      }}>${messages.map(
-          (m) =>
-            html`<li part="item">
+      }}>${messages.map((m) => {
+          const custom = hooks[0] == 'Message' && !this.#declined.has(m);
+          return html`<li part="item">
               <notif-message
                 part="message"
                 exportparts=${MESSAGE_PARTS}
@@ -329,12 +338,12 @@ export class NotifFeed extends InboxElement {
                 .active=${m._id === active}
                 .store=${this.inbox}
                 .markAsSupported=${state.markAsSupported}
-                .custom=${hooks[0] == 'Message'}
+                .custom=${custom}
                 locale=${localeOf(this)}
                 theme=${this.theme ?? nothing}
-              >${hooks.map((h) => html`<slot name="notif-${(h = h.toLowerCase() as Hook)}-${m._id}" slot=${h}></slot>`)}</notif-message>
-            </li>`,
-        )}</ul>`;
+              >${(custom || hooks[0] != 'Message' ? hooks : []).map((h) => html`<slot name="notif-${(h = h.toLowerCase() as Hook)}-${m._id}" slot=${h}></slot>`)}</notif-message>
+            </li>`;
+        })}</ul>`;
   }
 
   /**

@@ -43,9 +43,10 @@ export interface MessageActions {
 /**
  * Renders a message, or a piece of it, the app's own way into `host`, a light-DOM element slotted
  * into the message's row (the page's CSS applies; React portals and Vue teleports can target it).
- * May return a cleanup, called when the row leaves or before the message is rendered again.
+ * May return a cleanup, called when the row leaves or before the message is rendered again; or
+ * `false` to leave this message (or this piece of it) to the built-in rendering.
  */
-export type MessageRenderer = (host: HTMLElement, message: Message, actions: MessageActions) => void | (() => void);
+export type MessageRenderer = (host: HTMLElement, message: Message, actions: MessageActions) => void | false | (() => void);
 
 /** A string as shown (at most 20,000 characters); anything else is ''. */
 const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
