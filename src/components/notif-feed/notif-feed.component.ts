@@ -173,8 +173,8 @@ export class NotifFeed extends InboxElement {
 
   /**
    * Gives every shown row's custom pieces their host, rendered with the current message (cleaned up
-   * and rendered again when the message or the renderer changed); cleans up and removes the hosts of
-   * rows that went (`gone`: all of them).
+   * and rendered again, into a new host, when the message or the renderer changed); cleans up and
+   * removes the hosts of rows that went (`gone`: all of them).
    */
   #render(gone?: boolean) {
     const outer = this.#outer;
@@ -191,11 +191,12 @@ export class NotifFeed extends InboxElement {
           let host = old.get(name);
           old.delete(name);
           if (host?.[1] != m || host[2] != fn) {
+            // A fresh host each time: what the app rendered into the old one stays the app's to tear
+            // down (a React portal or a Vue teleport does so after the cleanup, asynchronously).
             host?.[3]?.();
-            const el = host?.[0] ?? document.createElement('div');
+            host?.[0].remove();
+            const el = outer.appendChild(document.createElement('div'));
             el.slot = name;
-            el.replaceChildren();
-            outer.append(el);
             const done = fn(el, m, row.actions);
             // Declined: the built-in piece shows (for the whole row, once the row renders again).
             if (done === false) {
