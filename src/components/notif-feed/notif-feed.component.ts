@@ -37,7 +37,7 @@ type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
  * inside `<notif-bell>` it shares the bell's store.
  *
  * @slot header - Replaces the title.
- * @slot header-actions - Beside "Mark all as read" (the app's own buttons).
+ * @slot header-actions - After "Mark all as read" (the app's own buttons).
  * @slot empty - Replaces the empty state.
  * @slot loading - Replaces the loading placeholder.
  * @slot error - Replaces the error state's text (the retry button stays).
@@ -271,11 +271,11 @@ export class NotifFeed extends InboxElement {
     const tab = state?.tab ?? 'all';
     return html`<section part="base" aria-labelledby="title" @keydown=${(e: KeyboardEvent) => toList(e, this)}>
         <header part="header">
-          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot><slot name="header-actions"></slot>
+          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
           <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             this.inbox?.markAllRead().catch(() => {});
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>${checkAllIcon}<span>${t.markAllRead}</span></button>${this.embedded
+          }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${this.embedded
             ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => ((this.getRootNode() as ShadowRoot).host as HTMLElement & { hide(): void }).hide()}>${closeIcon}</button>`
             : nothing}
         </header>
