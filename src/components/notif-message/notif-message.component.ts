@@ -123,7 +123,12 @@ export class NotifMessage extends NotifElement {
       open: () => this.#open(m),
       markRead: () => this.#setRead(true, m),
       markUnread: () => this.#setRead(false, m),
-      action: (button) => (emit(this, 'notif-action', { message: m, button, status: 'done' }), store.action(m._id, button).catch(() => {})),
+      action: (button) => {
+        // As the built-in buttons: the store marks it read too, and the event says so.
+        if (!m.read) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
+        emit(this, 'notif-action', { message: m, button, status: 'done' });
+        return store.action(m._id, button).catch(() => {});
+      },
       remove: () => store.remove(m._id).catch(() => {}),
     };
   }
