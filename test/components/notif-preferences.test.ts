@@ -2,7 +2,7 @@ import { expect, fixture, fixtureCleanup, html, oneEvent } from '@open-wc/testin
 import '../../src/index.ts';
 import '../../src/components/notif-preferences/notif-preferences.ts';
 import type { NotifBell, NotifPreferences } from '../../src/index.ts';
-import { BellHarness, waitFor } from './harness.ts';
+import { BellHarness, animationsDone, waitFor } from './harness.ts';
 import { api, createWorkflow, injectFault, testServer, trigger, uniqueId, uniqueSubscriber } from './server.ts';
 
 // <notif-preferences> against the real service: its switches change what the engine delivers.
@@ -129,6 +129,7 @@ describe('<notif-preferences>', () => {
     await loaded(prefs);
     const back = el.shadowRoot!.querySelector<HTMLButtonElement>('[part~="back-button"]')!;
     expect(el.shadowRoot!.activeElement).to.equal(back);
+    await animationsDone();
     await expect(el).to.be.accessible();
     back.click();
     await waitFor(() => el.shadowRoot!.querySelector('notif-feed'), 'the feed again');
