@@ -6,7 +6,9 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 // - `vite build` (mode production): dist/notif-inbox.js, one entry per element (dist/notif-bell.js,
 //   ...) and dist/client.js (NotifClient), ES modules with `lit` and `@lit/*` external so an app's bundler dedupes them with its own.
 // - `vite build --mode script-tag`: dist/notif-inbox.min.js, one file with Lit inside, for
-//   `<script type="module" src=".../notif-inbox.min.js">` on any page.
+//   `<script type="module" src=".../notif-inbox.min.js">` on any page; it registers
+//   <notif-preferences> too (src/script-tag.ts), which the ES build loads only when the bell's
+//   preferences button is pressed (or the app imports notif-inbox/notif-preferences).
 //
 // The ES build puts the three elements' CSS (every *.styles.ts) in one shared chunk: next to each other the
 // style sheets compress against one another (deflate looks back only 32 KB), about 90 B gzip less than
@@ -21,6 +23,7 @@ const ENTRIES = {
   'notif-bell': 'src/components/notif-bell/notif-bell.ts',
   'notif-feed': 'src/components/notif-feed/notif-feed.ts',
   'notif-message': 'src/components/notif-message/notif-message.ts',
+  'notif-preferences': 'src/components/notif-preferences/notif-preferences.ts',
   client: 'src/client.ts',
 };
 
@@ -29,7 +32,9 @@ export default defineConfig(({ mode }) => {
   return {
     plugins: [minifyTemplatesPlugin()],
     resolve: { conditions: ['production', 'module', 'browser'] },
-    define: { 'process.env.NODE_ENV': '"production"' },
+    // In the script-tag file <notif-preferences> is registered at once: the bell's lazy import of
+    // it is dropped there (a lazy import inside one file costs about 650 B gzip of module wrappers).
+    define: { 'process.env.NODE_ENV': '"production"', ...(scriptTag && { 'globalThis.__NOTIF_SCRIPT_TAG__': 'true' }) },
     publicDir: false,
     build: {
       target: 'es2022',
@@ -39,7 +44,7 @@ export default defineConfig(({ mode }) => {
       sourcemap: true,
       reportCompressedSize: false,
       lib: scriptTag
-        ? { entry: { 'notif-inbox.min': 'src/index.ts' }, formats: ['es'] }
+        ? { entry: { 'notif-inbox.min': 'src/script-tag.ts' }, formats: ['es'] }
         : { entry: ENTRIES, formats: ['es'] },
       rolldownOptions: scriptTag
         ? { output: { codeSplitting: false, entryFileNames: '[name].js', minify: true, comments: false } }
@@ -49,7 +54,8 @@ export default defineConfig(({ mode }) => {
               entryFileNames: '[name].js',
               chunkFileNames: 'chunks/[name]-[hash].js',
               minify: true,
-              codeSplitting: { groups: [{ name: 'styles', test: /\.styles\.ts$/ }] },
+              // (not the preferences' CSS: it comes with them, when the bell loads them)
+              codeSplitting: { groups: [{ name: 'styles', test: /(?<!preferences)\.styles\.ts$/ }] },
             },
           },
     },

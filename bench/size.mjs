@@ -6,10 +6,12 @@
 //
 // - script-tag build: dist/notif-inbox.min.js, the one file with Lit inside.
 // - ES build: dist/notif-inbox.js with the chunks it imports, bundled into one minified file with
-//   `lit` and `@lit/*` left external, the way an app's bundler ships `import 'notif-inbox'`.
+//   `lit` and `@lit/*` left external, the way an app's bundler ships `import 'notif-inbox'` (the
+//   preferences, which the bell imports only when asked, stay a chunk of their own, as there).
+// - notif-inbox/notif-preferences: what importing it adds to the ES build (both bundled, less the ES build).
 // Exits 1 when a budget is exceeded (test/build/size.test.ts checks the same figures in CI).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -21,6 +23,8 @@ export const BUDGETS = {
   scriptTag: 22 * 1024,
   /** The ES build of notif-inbox (bell, feed, message), Lit external, gzip: DESIGN.md "<= 15 KB". */
   es: 15 * 1024,
+  /** notif-inbox/notif-preferences over the ES build, gzip: DESIGN.md "<= 3 KB". */
+  preferences: 3 * 1024,
 };
 
 /**
@@ -40,8 +44,11 @@ export const compressed = (bytes) => ({
 
 const LIT = [/^lit(\/|$)/, /^@lit\//];
 
-/** Bundles `entry` into one minified ES file in memory (Lit external unless `withLit`); returns its code and modules. */
-export async function bundle(entry, { withLit = false, plugins = [] } = {}) {
+/**
+ * Bundles `entry` into one minified ES file in memory (Lit external unless `withLit`, and whatever
+ * `external` names); returns its code and modules.
+ */
+export async function bundle(entry, { withLit = false, plugins = [], external = [] } = {}) {
   const { build } = await import('vite');
   const result = await build({
     configFile: false,
@@ -56,7 +63,7 @@ export async function bundle(entry, { withLit = false, plugins = [] } = {}) {
       minify: true,
       lib: { entry: resolve(ROOT, entry), formats: ['es'], fileName: 'bundle' },
       rolldownOptions: {
-        external: withLit ? [] : LIT,
+        external: [...(withLit ? [] : LIT), ...external],
         output: { codeSplitting: false, minify: true, comments: false },
       },
     },
@@ -72,8 +79,18 @@ export async function measureDist(dist = resolve(ROOT, 'dist')) {
   const es = resolve(dist, 'notif-inbox.js');
   if (!existsSync(min) || !existsSync(es)) throw new Error(`${dist} has no build: run npm run build`);
   const scriptTag = compressed(readFileSync(min));
-  const esBundle = await bundle(es);
-  return { scriptTag, es: compressed(esBundle.code) };
+  // The bell's lazy import of the preferences stays out, as an app's bundler splits it off.
+  const esBundle = compressed((await bundle(es, { external: [/notif-preferences\.js$/] })).code);
+  const both = resolve(dist, '.size-both.js');
+  writeFileSync(both, "import './notif-inbox.js';\nimport './notif-preferences.js';\n");
+  let withPrefs;
+  try {
+    withPrefs = compressed((await bundle(both)).code);
+  } finally {
+    rmSync(both, { force: true });
+  }
+  const preferences = { raw: withPrefs.raw - esBundle.raw, gzip: withPrefs.gzip - esBundle.gzip, brotli: withPrefs.brotli - esBundle.brotli };
+  return { scriptTag, es: esBundle, preferences };
 }
 
 /**
@@ -84,7 +101,7 @@ export async function measureDist(dist = resolve(ROOT, 'dist')) {
 export async function breakdown() {
   const { minifyTemplatesPlugin } = await import('../scripts/minify-templates.mjs');
   const { minifySync } = await import('rolldown/utils'); // Vite's own bundler (a dependency of vite)
-  const { modules } = await bundle('src/index.ts', { withLit: true, plugins: [minifyTemplatesPlugin()] });
+  const { modules } = await bundle('src/script-tag.ts', { withLit: true, plugins: [minifyTemplatesPlugin()] });
   const groups = new Map();
   for (const [id, info] of Object.entries(modules)) {
     const rel = id.replace(/\\/g, '/').replace(/^.*?\/(node_modules|src)\//, '$1/');
@@ -119,6 +136,7 @@ async function main() {
   const rows = [
     ['script-tag build (dist/notif-inbox.min.js, Lit inside)', figures.scriptTag, BUDGETS.scriptTag],
     ['ES build (dist/notif-inbox.js + chunks, Lit external)', figures.es, BUDGETS.es],
+    ['notif-inbox/notif-preferences, over the ES build', figures.preferences, BUDGETS.preferences],
   ];
   console.log('build                                                        raw       gzip   brotli   budget (gzip)');
   let over = false;
@@ -150,6 +168,7 @@ function writeReadme(figures) {
     '|---|---:|---:|---:|---:|',
     row('script tag, `dist/notif-inbox.min.js` (Lit inside)', figures.scriptTag, BUDGETS.scriptTag),
     row('ES build, `notif-inbox` with Lit external (bundled as an app would)', figures.es, BUDGETS.es),
+    row('`notif-inbox/notif-preferences`, over the ES build', figures.preferences, BUDGETS.preferences),
     ...Object.entries(OTHERS).map(([name, bytes]) => `| for comparison: ${name} | | ${bytes.toLocaleString('en')} B | | |`),
   ].join('\n');
   const path = resolve(ROOT, 'README.md');

@@ -6,7 +6,8 @@
 // state-many (500), state-long, state-cta, state-read. Loading is a request that never answers
 // (an app-supplied `fetch` that holds it), error is the real service refusing an unknown key (401).
 import '../src/index.ts';
-import type { NotifBell, NotifFeed } from '../src/index.ts';
+import '../src/components/notif-preferences/notif-preferences.ts';
+import type { MessageRenderer, NotifBell, NotifFeed, NotifPreferences } from '../src/index.ts';
 import { LIGHT, NAMES } from '../src/internal/theme.styles.ts';
 
 interface PlaygroundConfig {
@@ -160,7 +161,25 @@ async function ensureWorkflows() {
 /** A fetch that never answers: the store waits on its first page forever (the loading state). */
 const heldFetch: typeof fetch = () => new Promise<Response>(() => undefined);
 
-function connect(el: NotifFeed | NotifBell, state: string) {
+/**
+ * The custom-render state: notes in the app's own markup (plain DOM, text only), the invitations
+ * left to the built-in row (`false`). The page's CSS (states.css) styles them.
+ */
+const renderNote: MessageRenderer = (host, message, actions) => {
+  if (message.templateIdentifier !== 'playground-note') return false;
+  const card = document.createElement('article');
+  card.className = 'app-note';
+  const title = document.createElement('strong');
+  title.textContent = message.subject ?? '';
+  const toggle = document.createElement('button');
+  toggle.type = 'button';
+  toggle.textContent = message.read ? 'Mark unread' : 'Mark read';
+  toggle.addEventListener('click', () => void (message.read ? actions.markUnread() : actions.markRead()));
+  card.append(title, toggle);
+  host.append(card);
+};
+
+function connect(el: NotifFeed | NotifBell | NotifPreferences, state: string) {
   el.baseUrl = config.apiUrl;
   if (state === 'loading') {
     el.subscriberId = 'state-loading';
@@ -193,7 +212,13 @@ async function setUpStates() {
     if (state === 'loading' || state === 'error') continue;
     if (state === 'bells') {
       for (const bell of card.querySelectorAll<NotifBell>('notif-bell')) connect(bell, bell.dataset.for!);
-    } else connect(card.querySelector('notif-feed')!, state);
+    } else if (card.dataset.show === 'preferences') {
+      connect(card.querySelector('notif-preferences')!, state);
+    } else {
+      const feed = card.querySelector('notif-feed')!;
+      if (card.dataset.show === 'custom') feed.renderMessage = renderNote;
+      connect(feed, state);
+    }
   }
   status.textContent = `Ready (${states.length} subscribers on ${config.apiUrl}, ${Math.round(performance.now() - started)} ms).`;
   document.documentElement.dataset.statesReady = 'true';

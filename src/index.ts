@@ -8,6 +8,9 @@ import './components/notif-message/notif-message.ts';
 export { NotifBell } from './components/notif-bell/notif-bell.component.ts';
 export { NotifFeed } from './components/notif-feed/notif-feed.component.ts';
 export { NotifMessage } from './components/notif-message/notif-message.component.ts';
+export type { MessageActions, MessageRenderer } from './components/notif-message/notif-message.component.ts';
+// <notif-preferences> is its own entry (notif-inbox/notif-preferences), loaded by the bell when needed.
+export type { NotifPreferences } from './components/notif-preferences/notif-preferences.component.ts';
 export { NotifElement } from './internal/base-element.ts';
 export { safeHref, safeImageSrc, isLocalHost, apiKeyNeedsWarning } from './internal/url.ts';
 export { VERSION } from './internal/version.ts';

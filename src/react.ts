@@ -34,6 +34,7 @@ declare module 'react' {
       'notif-bell': NotifReactProps<'notif-bell'>;
       'notif-feed': NotifReactProps<'notif-feed'>;
       'notif-message': NotifReactProps<'notif-message'>;
+      'notif-preferences': NotifReactProps<'notif-preferences'>;
     }
   }
 }

@@ -24,5 +24,6 @@ declare module 'vue' {
     'notif-bell': DefineComponent<NotifVueProps<'notif-bell'>>;
     'notif-feed': DefineComponent<NotifVueProps<'notif-feed'>>;
     'notif-message': DefineComponent<NotifVueProps<'notif-message'>>;
+    'notif-preferences': DefineComponent<NotifVueProps<'notif-preferences'>>;
   }
 }

@@ -1,7 +1,9 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
+import { createPortal } from 'react-dom';
 // Registers the elements and brings their JSX typings (attributes, properties, events).
 import 'notif-inbox/react';
-import type { NotifMessageClickDetail } from 'notif-inbox/react';
+import './note-card.css';
+import type { Message, MessageActions, MessageRenderer, NotifMessageClickDetail } from 'notif-inbox/react';
 
 export interface ExampleConfig {
   baseUrl: string;
@@ -25,9 +27,52 @@ function usePath(): [string, (to: string) => void] {
   return [path, navigate];
 }
 
+/** The app's own card for one kind of message (notes), with the inbox's actions. */
+function NoteCard({ message, actions }: { message: Message; actions: MessageActions }) {
+  return (
+    <article className="note-card" data-testid="note-card">
+      <strong>{message.subject}</strong>
+      <span>{typeof message.content === 'string' ? message.content : message.content?.map((b) => b.content).join(' ')}</span>
+      <span className="note-actions">
+        <button type="button" onClick={() => void actions.open()}>
+          Open note
+        </button>
+        <button type="button" onClick={() => void (message.read ? actions.markUnread() : actions.markRead())}>
+          {message.read ? 'Mark unread' : 'Mark read'}
+        </button>
+      </span>
+    </article>
+  );
+}
+
+interface Row {
+  message: Message;
+  actions: MessageActions;
+}
+
+/**
+ * Notes render as the app's own <NoteCard>, through a React portal into the row's host (so they
+ * share the app's context); every other message keeps the inbox's own row (`return false`).
+ */
+function useNoteRows(): [MessageRenderer, Map<HTMLElement, Row>] {
+  const [rows, setRows] = useState(() => new Map<HTMLElement, Row>());
+  const render = useCallback<MessageRenderer>((host, message, actions) => {
+    if (message.templateIdentifier !== 'example-note') return false;
+    setRows((r) => new Map(r).set(host, { message, actions }));
+    return () =>
+      setRows((r) => {
+        const next = new Map(r);
+        next.delete(host);
+        return next;
+      });
+  }, []);
+  return [render, rows];
+}
+
 export function App({ config }: { config: ExampleConfig }) {
   const [path, navigate] = usePath();
   const [unseen, setUnseen] = useState<number | null>(null);
+  const [renderNote, noteRows] = useNoteRows();
 
   // The message's own link would load a new page: route inside the app instead.
   const onMessageClick = (event: CustomEvent<NotifMessageClickDetail>) => {
@@ -52,10 +97,12 @@ export function App({ config }: { config: ExampleConfig }) {
           subscriberId={config.subscriberId}
           apiKey={config.apiKey}
           poll-interval={5000}
+          renderMessage={renderNote}
           onnotif-message-click={onMessageClick}
           onnotif-unseen-count-change={(e) => setUnseen(e.detail.count)}
         />
       </header>
+      {[...noteRows].map(([host, row]) => createPortal(<NoteCard {...row} />, host, row.message._id))}
       <main className="page" data-testid="route">
         {path.startsWith('/projects/') ? (
           <>
@@ -67,7 +114,7 @@ export function App({ config }: { config: ExampleConfig }) {
         ) : (
           <>
             <h1>Home</h1>
-            <p>Open the bell: the badge, the popover, mark all read, the buttons of an invitation.</p>
+            <p>Open the bell: the badge, the popover, mark all read, the buttons of an invitation, a note in the app's own card, and your preferences.</p>
           </>
         )}
       </main>

@@ -14,6 +14,7 @@ import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { guardInput } from './input-guard.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
+import { preferenceRoutes } from './routes/preferences.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { feedRoutes } from './routes/feed.ts';
@@ -180,6 +181,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
 
   const ctx: AppContext = { db: config.db };
   subscriberRoutes(app, ctx);
+  preferenceRoutes(app, ctx);
   integrationRoutes(app, ctx);
   messageRoutes(app, ctx);
   feedRoutes(app, ctx);

@@ -51,6 +51,8 @@ const ROUTES: { method: string; path: RegExp }[] = [
   { method: 'POST', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/messages\/mark-as$/ },
   { method: 'POST', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/messages\/[^/]+\/actions\/[^/]+$/ },
   { method: 'DELETE', path: /^\/v1\/messages\/(?<message>[^/]+)$/ },
+  { method: 'GET', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/preferences$/ },
+  { method: 'PATCH', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/preferences(?:\/[^/]+)?$/ },
 ];
 
 /** Request headers passed on; answer headers passed back. Nothing else crosses. */

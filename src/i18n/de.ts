@@ -23,6 +23,8 @@ const de: Translation = {
   errorHint: 'Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   offline: 'Sie sind offline. Angezeigt wird, was bereits geladen war.',
   retry: 'Erneut versuchen',
+  preferences: 'Benachrichtigungseinstellungen',
+  back: 'Zurück zu den Benachrichtigungen',
   notConfigured: 'Dieser Posteingang ist nicht konfiguriert: Setzen Sie base-url und subscriber-id.',
   close: 'Schließen',
   markRead: 'Als gelesen markieren',

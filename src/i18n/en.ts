@@ -20,6 +20,8 @@ const en: Translation = {
   errorHint: 'Check your connection and try again.',
   offline: 'Offline: showing what was loaded.',
   retry: 'Retry',
+  preferences: 'Notification preferences',
+  back: 'Back to notifications',
   notConfigured: 'Inbox not configured: set base-url and subscriber-id.',
   close: 'Close',
   markRead: 'Mark as read',

@@ -28,6 +28,10 @@ export interface Translation {
   errorHint: string;
   offline: string;
   retry: string;
+  /** The preferences view's title, and the bell's button that opens it. */
+  preferences: string;
+  /** The button that leaves the preferences view for the messages. */
+  back: string;
   notConfigured: string;
   /** Closes the bell's popover. */
   close: string;

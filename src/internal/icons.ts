@@ -10,3 +10,5 @@ export const userIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" a
 export const closeIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M18 6 6 18M6 6l12 12"/></svg>`;
 export const inboxIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M2 12h6l2 3h4l2-3h6M5 4h14l3 8v8H2v-8z"/></svg>`;
 export const alertIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><circle cx="12" cy="12" r="10"/><path d="M12 8v4m0 4h.01"/></svg>`;
+export const settingsIcon = html`<svg part="icon" class="icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M3 6h11m4 0h3M3 12h3m4 0h11M3 18h13m4 0h1"/><circle cx="16" cy="6" r="2"/><circle cx="8" cy="12" r="2"/><circle cx="18" cy="18" r="2"/></svg>`;
+export const backIcon = html`<svg part="icon" class="icon back" viewBox="0 0 24 24" aria-hidden="true"><path d="m15 18-6-6 6-6"/></svg>`;

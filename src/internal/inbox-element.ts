@@ -4,8 +4,16 @@ import { getInboxStore } from '../store/index.ts';
 import { formatNumber, localeOf, translationFor } from '../i18n/localize.ts';
 import { NotifElement, emit } from './base-element.ts';
 import { warnApiKeyOnce } from './url.ts';
+import type { MessageRenderer } from '../components/notif-message/notif-message.component.ts';
 
 export type Theme = 'light' | 'dark' | 'auto';
+
+/**
+ * The pieces of a message an app may render itself, each with its `render<Piece>` property and its
+ * slot of the row (the name in lower case).
+ */
+export const HOOKS = ['Message', 'Avatar', 'Subject', 'Body', 'Actions'] as const;
+export type Hook = (typeof HOOKS)[number];
 
 /** Milliseconds between two announcements of new messages: more arriving meanwhile are summed. */
 export const ANNOUNCE_INTERVAL = 5000;
@@ -34,6 +42,7 @@ export class InboxElement extends NotifElement {
     theme: { reflect: true },
     fetch: { attribute: false },
     store: { attribute: false },
+    ...Object.fromEntries(HOOKS.map((h) => [`render${h}`, { attribute: false }])),
   };
 
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
@@ -62,6 +71,16 @@ export class InboxElement extends NotifElement {
   declare fetch: typeof globalThis.fetch | undefined;
   /** The store, handed down by an outer element or set by the app; wins over the attributes. */
   declare store: InboxStoreApi | null | undefined;
+  /** Renders each message's row the app's own way (a light-DOM host per shown row); wins over the finer hooks. */
+  declare renderMessage: MessageRenderer | undefined;
+  /** Renders each message's avatar the app's own way. */
+  declare renderAvatar: MessageRenderer | undefined;
+  /** Renders each message's subject the app's own way (inside the control that opens it: text, no controls). */
+  declare renderSubject: MessageRenderer | undefined;
+  /** Renders each message's body the app's own way. */
+  declare renderBody: MessageRenderer | undefined;
+  /** Renders each message's actions (instead of the CTA buttons) the app's own way. */
+  declare renderActions: MessageRenderer | undefined;
 
   /** The store in use: `store`, or the page's store for the attributes. */
   protected inbox?: InboxStoreApi | null;

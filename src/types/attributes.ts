@@ -69,3 +69,29 @@ export interface NotifMessageAttributes {
   /** Colour scheme: `light`, `dark` or `auto`. */
   'theme'?: Theme;
 }
+
+/** The attributes of `<notif-preferences>`. */
+export interface NotifPreferencesAttributes {
+  /** Set by `<notif-bell>`: fills the popover and scrolls inside it. */
+  'embedded'?: boolean;
+  /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
+  'base-url'?: string;
+  /** The subscriber whose inbox this is. */
+  'subscriber-id'?: string;
+  /** Development only: the API key is a secret; production pages use the proxy and `subscriber-hash`. */
+  'api-key'?: string;
+  /** HMAC-SHA256 of the subscriber id, checked by the proxy. */
+  'subscriber-hash'?: string;
+  /** Limits the inbox to one feed, or several separated by commas. */
+  'feed-identifier'?: string;
+  /** Limits the inbox to messages whose payload contains this partial object. */
+  'payload'?: string;
+  /** Milliseconds between unseen-count checks (default 15000). */
+  'poll-interval'?: number | string;
+  /** Messages per page, 1..100 (default 20). */
+  'page-size'?: number | string;
+  /** BCP 47 locale for texts, times and numbers; default: the page's language. */
+  'locale'?: string;
+  /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */
+  'theme'?: Theme;
+}

@@ -4,7 +4,8 @@ import type { LitElement } from 'lit';
 import type { NotifBell } from '../components/notif-bell/notif-bell.component.ts';
 import type { NotifFeed } from '../components/notif-feed/notif-feed.component.ts';
 import type { NotifMessage } from '../components/notif-message/notif-message.component.ts';
-import type { NotifBellAttributes, NotifFeedAttributes, NotifMessageAttributes } from './attributes.ts';
+import type { NotifPreferences } from '../components/notif-preferences/notif-preferences.component.ts';
+import type { NotifBellAttributes, NotifFeedAttributes, NotifMessageAttributes, NotifPreferencesAttributes } from './attributes.ts';
 
 /**
  * The public properties an app may set on element `E`: its own fields and those of its notif base
@@ -19,6 +20,8 @@ export interface NotifElements {
   'notif-bell': { element: NotifBell; attributes: NotifBellAttributes };
   'notif-feed': { element: NotifFeed; attributes: NotifFeedAttributes };
   'notif-message': { element: NotifMessage; attributes: NotifMessageAttributes };
+  /** Registered by `notif-inbox/notif-preferences` (or the bell, when its preferences button is pressed). */
+  'notif-preferences': { element: NotifPreferences; attributes: NotifPreferencesAttributes };
 }
 
 /** `notif-message-click` -> `NotifMessageClick` (Vue's `onNotifMessageClick`). */

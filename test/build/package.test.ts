@@ -72,7 +72,7 @@ test('the builds carry production Lit only (no "dev mode" warning) and the ES bu
   const min = readFileSync(join(installed, 'dist/notif-inbox.min.js'), 'utf8');
   assert.doesNotMatch(min, /Lit is in dev mode/);
   assert.doesNotMatch(min, /^import\s/m, 'the script-tag file imports nothing');
-  for (const tag of ['notif-bell', 'notif-feed', 'notif-message']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(min), `the script-tag file defines <${tag}>`);
+  for (const tag of ['notif-bell', 'notif-feed', 'notif-message', 'notif-preferences']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(min), `the script-tag file defines <${tag}>`);
   const chunks = execFileSync('find', ['dist', '-name', '*.js'], { cwd: installed, encoding: 'utf8' }).trim().split('\n');
   for (const chunk of chunks.filter((c) => !c.endsWith('.min.js'))) {
     const code = readFileSync(join(installed, chunk), 'utf8');
@@ -97,7 +97,7 @@ test('a Vite app importing the package bundles one Lit (its own) and registers t
   const code = output.output.filter((o) => o.type === 'chunk').map((o) => o.code).join('\n');
   assert.equal(code.match(/litHtmlVersions/g)?.length ?? 0, 1, 'one copy of lit-html');
   assert.doesNotMatch(code, /Lit is in dev mode/);
-  for (const tag of ['notif-bell', 'notif-feed', 'notif-message']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(code), `defines <${tag}>`);
+  for (const tag of ['notif-bell', 'notif-feed', 'notif-message', 'notif-preferences']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(code), `defines <${tag}>`);
 });
 
 test('the declarations type-check in a consumer: tag map, events, React JSX and Vue components', () => {

@@ -4,8 +4,11 @@ import assert from 'node:assert/strict';
 import { BUDGETS, measureDist } from '../../bench/size.mjs';
 
 // The size budgets of DESIGN.md, on the built dist/ (npm run test:build builds it first).
-const figures: { scriptTag: { gzip: number; brotli: number }; es: { gzip: number; brotli: number } } = await measureDist();
-console.log(`# script-tag ${figures.scriptTag.gzip} B gzip / ${figures.scriptTag.brotli} B brotli; ES ${figures.es.gzip} B gzip / ${figures.es.brotli} B brotli`);
+type Figure = { gzip: number; brotli: number };
+const figures: { scriptTag: Figure; es: Figure; preferences: Figure } = await measureDist();
+console.log(
+  `# script-tag ${figures.scriptTag.gzip} B gzip / ${figures.scriptTag.brotli} B brotli; ES ${figures.es.gzip} B gzip / ${figures.es.brotli} B brotli; preferences +${figures.preferences.gzip} B gzip`,
+);
 
 test(`script-tag file (dist/notif-inbox.min.js, Lit inside) <= ${BUDGETS.scriptTag} B gzip`, () => {
   assert.ok(figures.scriptTag.gzip <= BUDGETS.scriptTag, `${figures.scriptTag.gzip} B gzip, over by ${figures.scriptTag.gzip - BUDGETS.scriptTag} B`);
@@ -13,4 +16,8 @@ test(`script-tag file (dist/notif-inbox.min.js, Lit inside) <= ${BUDGETS.scriptT
 
 test(`ES build (Lit external) <= ${BUDGETS.es} B gzip`, () => {
   assert.ok(figures.es.gzip <= BUDGETS.es, `${figures.es.gzip} B gzip, over by ${figures.es.gzip - BUDGETS.es} B`);
+});
+
+test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} B gzip`, () => {
+  assert.ok(figures.preferences.gzip <= BUDGETS.preferences, `${figures.preferences.gzip} B gzip, over by ${figures.preferences.gzip - BUDGETS.preferences} B`);
 });

@@ -77,16 +77,17 @@ describe('keyboard', () => {
     const feed = await bell.feed.loaded(2);
     await waitFor(() => !feed.markAllButton.disabled, 'mark-all enabled');
 
-    // Forward: mark all, close, the selected tab, the first message (its link, read with its date, its
+    // Forward: mark all, preferences, close, the selected tab, the first message (its link, read with its date, its
     // two CTA buttons, its read and delete controls), then around.
     const forward: string[] = [];
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 10; i++) {
       await press('Tab');
       expect(inside(active(), bell.popover), `Tab ${i + 1} stays in the dialog (${name(active())})`).to.equal(true);
       forward.push(name(active()));
     }
     expect(forward).to.deep.equal([
       'mark-all-button: Mark all as read',
+      'preferences-button: Notification preferences',
       'close-button: Close',
       'tab tab-selected: All',
       name(feed.messages[0]!.link),

@@ -116,3 +116,39 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeout = 50
   }
   assert.fail(`timed out waiting: ${what}`);
 }
+
+/**
+ * The React and Vue examples' own rendering and the preferences: the note shows in the app's own
+ * card (framework components in the row's light-DOM host), its "Mark unread" changes the server;
+ * the bell's preferences button shows <notif-preferences>, whose switch turns the note workflow's
+ * in-app channel off on the server; back shows the messages.
+ */
+export async function customRowAndPreferences({ page, service, errors }: Running): Promise<void> {
+  const bell = page.locator('notif-bell');
+  if (!(await bell.locator('[part~="popover"] notif-feed').count())) await bell.locator('button[aria-haspopup="dialog"]').click();
+  const card = bell.locator('[data-testid="note-card"]');
+  await card.filter({ hasText: 'Welcome aboard' }).waitFor();
+  assert.equal(await card.count(), 1, 'one note, in the app\'s card; the invitations keep the built-in row');
+  assert.ok(await card.isVisible());
+  assert.equal(await card.evaluate((el) => getComputedStyle(el).borderInlineStartStyle), 'solid', "the page's CSS applies");
+  await card.locator('button', { hasText: 'Mark unread' }).click();
+  await card.locator('button', { hasText: 'Mark read' }).waitFor();
+  await waitFor(async () => {
+    const feed = await api<{ data: { subject: string; read: boolean }[] }>(service, `/v1/subscribers/${service.subscriberId}/notifications/feed`);
+    return feed.data.find((m) => m.subject === 'Welcome aboard')?.read === false;
+  }, 'the note unread on the server');
+
+  await bell.locator('[part~="preferences-button"]').click();
+  const prefs = bell.locator('notif-preferences');
+  const noteInApp = prefs.locator('fieldset', { hasText: 'Note' }).locator('label', { hasText: 'In-app' }).locator('input');
+  await noteInApp.waitFor();
+  assert.equal(await noteInApp.isChecked(), true);
+  await noteInApp.click();
+  await waitFor(async () => {
+    const p = await api<{ workflows: { channels: { in_app?: boolean }; workflow: { identifier: string } }[] }>(service, `/v2/subscribers/${service.subscriberId}/preferences`);
+    return p.workflows.find((w) => w.workflow.identifier === 'example-note')?.channels.in_app === false;
+  }, 'the note workflow muted on the server');
+  await bell.locator('[part~="back-button"]').click();
+  await bell.locator('[part~="popover"] notif-message').first().waitFor();
+  assert.deepEqual(errors, []);
+}

@@ -63,6 +63,14 @@ test('every state side by side, on real subscribers made at page load, again the
   await page.locator('notif-bell[data-for="many"] [part~="badge"]', { hasText: '99+' }).waitFor();
   await page.locator('notif-bell[data-for="three"] [part~="badge"]', { hasText: '3' }).waitFor();
 
+  // The custom-render state: the notes in the page's own markup (styled by its CSS); the preferences panel.
+  const notes = card('Custom rendering').locator('.app-note');
+  await notes.nth(3).waitFor();
+  assert.equal(await notes.first().evaluate((el) => getComputedStyle(el).borderInlineStartStyle), 'solid');
+  assert.equal(await card('Custom rendering').locator('[part~="unread-dot"]').count(), 2, 'the unread marks stay');
+  await card('Preferences').locator('notif-preferences [role="switch"]').first().waitFor();
+  assert.ok((await card('Preferences').locator('notif-preferences fieldset').count()) >= 2);
+
   await page.reload();
   await page.locator('html[data-states-ready]').waitFor({ timeout: 60_000 });
   assert.deepEqual(await totals(), expected, 'a second load adds nothing');

@@ -112,6 +112,32 @@ describe('inbox proxy', () => {
     assert.deepEqual(await mine.json(), { acknowledged: true, status: 'deleted' });
   });
 
+  it("reads and changes the subscriber's own preferences only (GET 14 and both PATCHes)", async () => {
+    const json = { ...as('ada'), 'content-type': 'application/json' };
+    const read = await call('/v2/subscribers/ada/preferences?criticality=all', { headers: as('ada') });
+    assert.equal(read.status, 200);
+    assert.equal(((await read.json()) as any).workflows[0].workflow.identifier, 'hello');
+    const one = await call('/v1/subscribers/ada/preferences/hello', { method: 'PATCH', headers: json, body: JSON.stringify({ channels: { in_app: false } }) });
+    assert.equal(one.status, 200);
+    assert.deepEqual(((await one.json()) as any).workflows[0].channels, { in_app: false });
+    const global = await call('/v1/subscribers/ada/preferences', { method: 'PATCH', headers: json, body: JSON.stringify({ enabled: true }) });
+    assert.equal(global.status, 200);
+    for (const [method, path] of [
+      ['GET', '/v2/subscribers/grace/preferences'],
+      ['PATCH', '/v1/subscribers/grace/preferences'],
+      ['PATCH', '/v1/subscribers/grace/preferences/hello'],
+    ] as const) {
+      assert.equal((await call(path, { method, headers: json, body: method === 'GET' ? undefined : '{"enabled":false}' })).status, 403, path);
+    }
+    for (const path of ['/v1/subscribers/ada/preferences', '/v1/subscribers/ada/preferences/hello']) {
+      assert.equal((await call(path, { method: 'PATCH', body: '{"enabled":false}' })).status, 401, `${path} without a hash`);
+      assert.equal((await call(path, { method: 'PUT', headers: json, body: '{}' })).status, 403, `PUT ${path}`);
+    }
+    assert.equal((await call('/v1/subscribers/ada/preferences/hello/x', { method: 'PATCH', headers: json, body: '{}' })).status, 403);
+    const grace = await service.get('/v2/subscribers/grace/preferences');
+    assert.deepEqual(grace.body.workflows[0].channels, { in_app: true }, "grace's preferences unchanged");
+  });
+
   it("uses the host's own authentication when given, and never returns the key", async () => {
     const ok = await call('/v1/subscribers/ada/notifications/unseen', { headers: { cookie: 'session=ada' } }, sessionProxy.url);
     assert.equal(ok.status, 200);

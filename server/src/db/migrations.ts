@@ -272,4 +272,21 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_preferences': {
+    // A subscriber's preferences (endpoint 14 and its PATCH extensions): one row per setting, so two
+    // PATCHes of different channels never lose each other's change. `workflow_id` is the workflow's
+    // row id, or '' for the global preferences; `setting` is 'enabled' or a channel name.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('preferences')
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('workflow_id', 'text', (c) => c.notNull())
+        .addColumn('setting', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('preferences_pk', ['subscriber_id', 'workflow_id', 'setting'])
+        .execute();
+    },
+  },
 };

@@ -197,6 +197,18 @@ export interface IdempotencyTable {
   created_at: number;
 }
 
+/** One preference of a subscriber: `workflow_id` '' is global; `setting` is 'enabled' or a channel. */
+export interface PreferenceTable {
+  environment_id: string;
+  /** the subscriber's row id */
+  subscriber_id: string;
+  /** the workflow's row id, or '' */
+  workflow_id: string;
+  setting: string;
+  enabled: number;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   environments: EnvironmentTable;
@@ -210,4 +222,5 @@ export interface Database {
   jobs: JobTable;
   messages: MessageTable;
   idempotency_keys: IdempotencyTable;
+  preferences: PreferenceTable;
 }

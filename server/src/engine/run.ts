@@ -2,6 +2,7 @@ import type { SubscriberRow, WorkflowRow } from '../views.ts';
 import { chatStep, emailStep, pushStep, smsStep } from './channels.ts';
 import { inAppStep } from './in-app.ts';
 import { executionDetail, finishJob, JobMovedError } from './jobs.ts';
+import { loadPreferences, obeysPreferences, preferenceBlock } from './preferences.ts';
 import type { JobOutcome, JobRow, RunContext, StepHandler, StepType, Store } from './types.ts';
 import { delayStep, digestBefore, digestStep } from './waits.ts';
 
@@ -29,10 +30,22 @@ const PASSED = new Set(['completed', 'skipped', 'merged', 'failed']);
 /** Job statuses that end the run for good. */
 const ENDED = new Set(['canceled']);
 
-/** Runs one job with the handler of its step type (see `stepHandlers`). */
+/**
+ * Runs one job with the handler of its step type (see `stepHandlers`). A channel step the
+ * subscriber's preferences turn off (never in a critical workflow) is skipped instead, saying why;
+ * the run goes on. Preferences are read when the step runs, so a change reaches a waiting run.
+ */
 export async function runJob(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
   const handler = stepHandlers[job.type as StepType];
   if (!handler) return 'waiting';
+  if (obeysPreferences(ctx.workflow, job.type)) {
+    ctx.preferences ??= await loadPreferences(store, job.subscriber_id);
+    const why = preferenceBlock(ctx.preferences, ctx.workflow, job.type);
+    if (why) {
+      await finishJob(store, job, 'skipped', executionDetail(ctx.now, 'Skipped', `Step skipped: ${why}`), ctx.now);
+      return 'completed';
+    }
+  }
   return handler(store, job, ctx);
 }
 

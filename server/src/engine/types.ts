@@ -37,6 +37,8 @@ export interface RunContext {
   subscriber: SubscriberRow;
   /** The clock of this run: timestamps of everything it writes (the seed runs in the past). */
   now: Date;
+  /** The subscriber's preferences, read by the first channel step of the run that needs them. */
+  preferences?: Map<string, boolean>;
   /** The events of the digest step this run went through, when it went through one. */
   digest?: { events: Record<string, unknown>[] };
 }

@@ -6,11 +6,12 @@ import { badRequest, conflict, errorMessage, HttpError, notFound, type FieldErro
 import { nowIso } from '../ids.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { newSubscriberRow } from '../engine/subscribers.ts';
-import { bool, parseJson, toJson } from '../json.ts';
-import { CHANNELS, StringEnum, SubscriberIdParam, type Channel } from '../schemas.ts';
-import { subscriberView, type StoredStep, type SubscriberRow } from '../views.ts';
+import { parseJson, toJson } from '../json.ts';
+import { StringEnum, SubscriberIdParam } from '../schemas.ts';
+import { subscriberView, type SubscriberRow } from '../views.ts';
 
-// Subscribers: create (8), get (3), search (6), credentials append/replace (4, 5), preferences (14).
+// Subscribers: create (8), get (3), search (6), credentials append/replace (4, 5). Preferences (14)
+// are in preferences.ts.
 // Every query is confined to the API key's environment; a subscriber of another one is a 404.
 
 /** Provider values the spec accepts for subscriber credentials (chat and push). */
@@ -96,12 +97,6 @@ export interface ChannelEntry {
   _integrationId?: string;
 }
 
-const PreferencesQuery = Type.Object(
-  { criticality: StringEnum(['critical', 'nonCritical', 'all'] as const, { default: 'nonCritical' }) },
-  { additionalProperties: false },
-);
-
-
 export function subscriberRoutes(app: App, ctx: AppContext) {
   const k = ctx.db.kysely;
 
@@ -186,39 +181,6 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
       },
     });
   }
-
-  // 14. Preferences: built from the environment's workflows; every channel of a workflow is enabled
-  // (there is no endpoint to change a preference).
-  app.get(
-    '/v2/subscribers/:subscriberId/preferences',
-    { schema: { params: SubscriberIdParam, querystring: PreferencesQuery } },
-    async (request) => {
-      const { environmentId } = request.tenant;
-      await findSubscriber(ctx.db, request.tenant, request.params.subscriberId);
-      const rows = await k
-        .selectFrom('workflows')
-        .select(['workflow_id', 'name', 'steps', 'critical'])
-        .where('environment_id', '=', environmentId)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
-      const all = rows.map((w) => ({ row: w, channels: workflowChannels(w.steps) }));
-      const global = new Set(all.flatMap((w) => [...w.channels]));
-      const { criticality } = request.query;
-      const wanted = all.filter(({ row }) =>
-        criticality === 'all' ? true : criticality === 'critical' ? bool(row.critical) : !bool(row.critical),
-      );
-      return {
-        global: { enabled: true, channels: channelMap(global) },
-        workflows: wanted.map(({ row, channels }) => ({
-          enabled: true,
-          channels: channelMap(channels),
-          overrides: [] as { channel: Channel; source: string }[],
-          workflow: { slug: row.workflow_id, identifier: row.workflow_id, name: row.name },
-        })),
-      };
-    },
-  );
 }
 
 /** The columns a create-or-update body sets; fields left out of the body keep their value. */
@@ -407,23 +369,6 @@ export function mergeChannel(
 }
 
 const unique = (values: string[]) => [...new Set(values)];
-
-// ---------------------------------------------------------------------------------------------
-// Preferences (14)
-
-function workflowChannels(stepsJson: string): Set<Channel> {
-  const channels = new Set<Channel>();
-  for (const step of parseJson<StoredStep[]>(stepsJson, [])) {
-    if ((CHANNELS as readonly string[]).includes(step.type)) channels.add(step.type as Channel);
-  }
-  return channels;
-}
-
-function channelMap(channels: Set<Channel>): Partial<Record<Channel, boolean>> {
-  const map: Partial<Record<Channel, boolean>> = {};
-  for (const c of CHANNELS) if (channels.has(c)) map[c] = true;
-  return map;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Strict body types

@@ -1,8 +1,8 @@
-import { html, nothing, type PropertyDeclarations } from 'lit';
+import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
-import { bellIcon } from '../../internal/icons.ts';
+import { backIcon, bellIcon, settingsIcon } from '../../internal/icons.ts';
 import { FEED_PARTS, NotifFeed, toList } from '../notif-feed/notif-feed.component.ts';
 import styles from './notif-bell.styles.ts';
 
@@ -25,12 +25,21 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  *
  * @slot icon - Replaces the bell icon.
  * @slot header - Forwarded to the feed's `header` slot.
+ * @slot header-actions - Forwarded to the feed's `header-actions` slot.
  * @slot empty - Forwarded to the feed's `empty` slot.
+ * @slot loading - Forwarded to the feed's `loading` slot.
+ * @slot error - Forwarded to the feed's `error` slot.
+ *
+ * `renderMessage` and the finer hooks apply to the feed in the popover; their hosts are this
+ * element's light-DOM children while the popover shows their rows.
  *
  * @csspart button - The bell button.
  * @csspart bell-icon - The default icon.
  * @csspart badge - The unseen count ("99+" past 99; hidden at 0).
  * @csspart popover - The popover dialog.
+ * @csspart preferences-button - In the feed's header: shows the preferences (`<notif-preferences>`, loaded then).
+ * @csspart preferences - The `<notif-preferences>` inside the popover.
+ * @csspart back-button - In the preferences' header: back to the messages.
  * @csspart feed - The `<notif-feed>` inside the popover; its parts are exported under their own names
  * (`header`, `tabs`, `list`, `message`, `avatar`, `subject`, ...).
  *
@@ -50,6 +59,7 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @fires notif-error - A request failed.
  * @fires notif-message-received - A new message arrived (from the service's stream); once per browser, in one tab.
  * @dependency notif-feed
+ * @dependency notif-preferences
  */
 export class NotifBell extends InboxElement {
   static override styles = styles;
@@ -65,6 +75,8 @@ export class NotifBell extends InboxElement {
   declare noAutoSeen: boolean;
   /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
   declare keepOpen: boolean;
+  /** The popover shows `<notif-preferences>` instead of the feed. */
+  #prefs = false;
 
   constructor() {
     super();
@@ -92,8 +104,23 @@ export class NotifBell extends InboxElement {
     return this.#show(!this.open);
   }
 
+  /**
+   * Switches the popover between the feed and the preferences (loaded the first time: a chunk of
+   * their own in the ES build), and focuses the button that switches back.
+   */
+  async #view(prefs: boolean) {
+    // The script-tag file has them already (the flag is replaced by `true` there, at build time,
+    // so that file carries no lazy import: vite.config.ts).
+    if (prefs && !(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__) await import('../notif-preferences/notif-preferences.ts');
+    this.#prefs = prefs;
+    this.requestUpdate();
+    await this.updateComplete;
+    this.renderRoot.querySelector<HTMLElement>('.view')?.focus();
+  }
+
   async #show(open: boolean, keepFocus?: boolean) {
     if (open == this.open) return;
+    this.#prefs = false;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
     const focusInside = this.shadowRoot!.activeElement;
     this.#listen((this.open = open));
@@ -118,11 +145,13 @@ export class NotifBell extends InboxElement {
 
   #seen = 0;
 
-  /** Messages that arrive while the popover is open and shows them are seen: the badge does not count them. */
-  protected override updated() {
+  protected override updated(changed: PropertyValues<this>) {
+    // Messages that arrive while the popover is open and shows them are seen: the badge does not count them.
     const count = this.state?.unseenCount ?? 0;
     if (this.open && count > this.#seen && !this.state!.error) this.#seeAll();
     this.#seen = count;
+    // The feed reads the render hooks from this element.
+    if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
 
   #listen(on: boolean) {
@@ -175,8 +204,13 @@ export class NotifBell extends InboxElement {
           ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>`
           : nothing}</button
       ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1"
-        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${this.open
-          ? html`<notif-feed
+        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${!this.open
+          ? nothing
+          : this.#prefs
+            ? html`<notif-preferences part="preferences" embedded .store=${this.inbox} locale=${locale} theme=${this.theme ?? nothing}
+                ><button slot="back" part="back-button" class="ghost view" aria-label=${t.back} title=${t.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
+              >`
+            : html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}
               embedded
@@ -184,13 +218,13 @@ export class NotifBell extends InboxElement {
               locale=${locale}
               theme=${this.theme ?? nothing}
               >${
-                // This element's slots forwarded to the feed's, only when used (else the feed keeps its own content).
-                ['header', 'empty'].map((name) =>
-                  this.querySelector(`:scope>[slot=${name}]`) ? html`<slot name=${name} slot=${name}></slot>` : nothing,
+                // This element's slots (and the hosts of custom rendering) forwarded to the feed's, only
+                // when used (else the feed keeps its own content).
+                [...new Set([...this.children].map((c) => c.slot))].map((name) =>
+                  name && name != 'icon' ? html`<slot name=${name} slot=${name}></slot>` : nothing,
                 )
-              }</notif-feed
-            >`
-          : nothing}</div
+              }<button slot="header-actions" part="preferences-button" class="ghost view" aria-label=${t.preferences} title=${t.preferences} @click=${() => this.#view(true)}>${settingsIcon}</button></notif-feed
+            >`}</div
       >${this.liveRegion()}`;
   }
 }

@@ -11,7 +11,11 @@ export default [
       background: var(--notif-bell-background, none); color: var(--notif-bell-color, currentColor);
     }
     .button:hover, [aria-expanded='true'] { background: var(--_surface-hover); color: var(--_text); }
-    .icon, ::slotted(*) { inline-size: 1.375rem; block-size: 1.375rem; }
+    /* The bell's icon; the other slots forward the app's content (and custom rows) to the feed as it is. */
+    .button .icon, [name=icon]::slotted(*) { inline-size: 1.375rem; block-size: 1.375rem; }
+    .view .icon { inline-size: 1.25rem; block-size: 1.25rem; }
+    .view { padding: .25rem; }
+    :dir(rtl) .back { scale: -1 1; }
     .badge {
       position: absolute; inset-block-start: .25rem; inset-inline-start: calc(50% + 1px);
       min-inline-size: 1rem; padding-inline: .25rem; box-sizing: content-box;

@@ -1,13 +1,13 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
+import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { formatNumber, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
-import { InboxElement } from '../../internal/inbox-element.ts';
+import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
 import { ListWindow } from '../../internal/list-window.ts';
-import type { Message } from '../../api/types.ts';
-import { NotifMessage } from '../notif-message/notif-message.component.ts';
+import { NotifMessage, type MessageRenderer } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
 NotifMessage.define('notif-message');
@@ -28,13 +28,27 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
   }
 };
 
+const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
+
+/** The row an event came through: its target's, or that of content an app slotted into it. */
+const rowOf = (e: Event) => e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined;
+/** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
+type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
+
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
  * and empty, loading and error states. Alone it is a full-page feed configured by its attributes;
  * inside `<notif-bell>` it shares the bell's store.
  *
  * @slot header - Replaces the title.
+ * @slot header-actions - After "Mark all as read" (the app's own buttons).
  * @slot empty - Replaces the empty state.
+ * @slot loading - Replaces the loading placeholder.
+ * @slot error - Replaces the error state's text (the retry button stays).
+ *
+ * `renderMessage` (or `renderAvatar`, `renderSubject`, `renderBody`, `renderActions`) renders each
+ * shown message, or that piece of it, into a light-DOM host of the outermost element (this feed, or
+ * the bell holding it), slotted into the row; the renderer's cleanup runs when the row goes.
  *
  * @csspart base - The feed's frame.
  * @csspart header - Title and header actions.
@@ -115,15 +129,29 @@ export class NotifFeed extends InboxElement {
       li.ariaPosInSet = `${i + 1}`;
       const n = this.#shown().length;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
-      Object.assign(li.firstChild!, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, locale: localeOf(this), theme: this.theme });
+      const hooks = this.#hooks();
+      const custom = hooks[0] == 'Message' && !this.#declined.has(m);
+      const row = Object.assign(li.firstChild as NotifMessage, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
+      // The row's slots for the custom pieces, each forwarding the host of that piece (see #render).
+      const slots = (custom || hooks[0] != 'Message' ? hooks : []).map((h) => h.toLowerCase());
+      if (row.dataset.slots != `${slots}`) {
+        row.dataset.slots = `${slots}`;
+        row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
+      }
       return li;
     },
     () => (this.embedded ? this.renderRoot.querySelector('#panel') : null),
   );
-  #layout = () => void this.#window.layout();
+  #layout = () => void this.#window.layout().then(() => this.#render());
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
+  /** The element whose hooks apply and whose light DOM holds the hosts: the bell around this feed, or itself. */
+  #outer: InboxElement = this;
+  /** Messages `renderMessage` declined (returned false): their rows are built in. */
+  #declined = new WeakSet<Message>();
+  /** The light-DOM hosts of custom rendering, by slot name. */
+  #hosts = new Map<string, Host>();
 
   constructor() {
     super();
@@ -163,18 +191,6 @@ export class NotifFeed extends InboxElement {
     )).observe(this.renderRoot.querySelector('.sentinel')!);
   }
 
-  // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
-  override connectedCallback() {
-    super.connectedCallback();
-    addEventListener('scroll', this.#layout, true);
-    addEventListener('resize', this.#layout);
-  }
-
-  override disconnectedCallback() {
-    super.disconnectedCallback();
-    removeEventListener('scroll', this.#layout, true);
-    removeEventListener('resize', this.#layout);
-  }
 
   /** The messages the list shows: the Unread tab's unread ones, and one read there for a moment (LINGER ms) before it leaves. */
   #shown(): readonly Message[] {
@@ -186,8 +202,79 @@ export class NotifFeed extends InboxElement {
     const messages = this.#shown();
     // The tab stop: the active message when it is loaded, else the first.
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
-    void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
+    // The rendered rows' custom pieces follow every layout (rows come and go as the view moves).
+    void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId).then(() => this.#render());
     if (this.#sentinelVisible) void this.#pump();
+  }
+
+  // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
+  override connectedCallback() {
+    super.connectedCallback();
+    const host = (this.getRootNode() as ShadowRoot).host as InboxElement | undefined;
+    this.#outer = host?.localName.startsWith('notif-') ? host : this;
+    addEventListener('scroll', this.#layout, true);
+    addEventListener('resize', this.#layout);
+  }
+
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    removeEventListener('scroll', this.#layout, true);
+    removeEventListener('resize', this.#layout);
+    this.#render(true);
+  }
+
+  /** The hooks in use: `Message` alone, or the finer ones that are set. */
+  #hooks(): Hook[] {
+    const set = HOOKS.filter((h) => hook(this.#outer, h));
+    return set[0] == 'Message' ? ['Message'] : set;
+  }
+
+  /**
+   * Gives every shown row's custom pieces their host, rendered with the current message (cleaned up
+   * and rendered again, into a new host, when the message or the renderer changed); cleans up and
+   * removes the hosts of rows that went (`gone`: all of them).
+   */
+  #render(gone?: boolean) {
+    const outer = this.#outer;
+    const old = this.#hosts;
+    const hosts = (this.#hosts = new Map());
+    let moved = false;
+    if (!gone) {
+      const hooks = this.#hooks();
+      for (const row of this.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
+        const m = row.message!;
+        for (const h of row.custom ? hooks : hooks[0] == 'Message' ? [] : hooks) {
+          const name = `notif-${h.toLowerCase()}-${m._id}`;
+          const fn = hook(outer, h)!;
+          let host = old.get(name);
+          old.delete(name);
+          if (host?.[1] != m || host[2] != fn) {
+            // A fresh host each time: what the app rendered into the old one stays the app's to tear
+            // down (a React portal or a Vue teleport does so after the cleanup, asynchronously).
+            host?.[3]?.();
+            host?.[0].remove();
+            const el = outer.appendChild(document.createElement('div'));
+            el.slot = name;
+            const done = fn(el, m, row.actions);
+            // Declined: the built-in piece shows (for the whole row, once the row renders again).
+            if (done === false) {
+              el.remove();
+              if (row.custom) this.#declined.add(m), this.requestUpdate();
+            }
+            host = [el, m, fn, done || undefined];
+            moved = true;
+          }
+          hosts.set(name, host);
+        }
+      }
+    }
+    for (const [el, , , done] of old.values()) {
+      done?.();
+      el.remove();
+      moved = true;
+    }
+    // The bell forwards its hosts' slots to this feed (a feed that went needs them no more).
+    if (moved && !gone && outer != this) outer.requestUpdate();
   }
 
   /** New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for the button. */
@@ -260,7 +347,7 @@ export class NotifFeed extends InboxElement {
           <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             this.inbox?.markAllRead().catch(() => {});
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>${checkAllIcon}<span>${t.markAllRead}</span></button>${this.embedded
+          }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${this.embedded
             ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => ((this.getRootNode() as ShadowRoot).host as HTMLElement & { hide(): void }).hide()}>${closeIcon}</button>`
             : nothing}
         </header>
@@ -292,12 +379,12 @@ export class NotifFeed extends InboxElement {
     const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
-      return html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${state ? t.errorHint : t.notConfigured}</p>${state ? retry : nothing}</div>`;
+      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>
+        <p>${state ? t.errorHint : t.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
-      return html`<div part="skeleton">
-        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</div>`;
+      return html`<div part="skeleton"><slot name="loading">
+        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
     const messages = this.#shown();
@@ -313,7 +400,8 @@ export class NotifFeed extends InboxElement {
         </div>`;
     }
     return html`${banner}<ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
-        const id = (e.target as NotifMessage).message?._id;
+        // The row focus is in (or in content an app slotted into it).
+        const id = rowOf(e)?.message?._id;
         if (id && id != this.#activeId) {
           this.#activeId = id;
           this.requestUpdate();
@@ -330,7 +418,8 @@ export class NotifFeed extends InboxElement {
   #onKey(e: KeyboardEvent, tabs?: boolean) {
     const messages = this.#shown();
     const items: readonly unknown[] = tabs ? [...this.renderRoot.querySelectorAll('.tab')] : messages;
-    const i = items.indexOf(tabs ? e.target : (e.target as NotifMessage).message);
+    // The message of the row the key was pressed in (or in content an app slotted into it).
+    const i = items.indexOf(tabs ? e.target : rowOf(e)?.message);
     const j = ((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!;
     if (!items[j] || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
     e.preventDefault();

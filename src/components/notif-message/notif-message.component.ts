@@ -30,12 +30,40 @@ export function initials(text: string): string {
 const ticking = new Set<NotifMessage>();
 let clock: ReturnType<typeof setInterval> | undefined;
 
+/**
+ * What a custom renderer may do with its message, as the built-in controls do: optimistic, through
+ * the store; each resolves once the server answered (a refusal rolls back and fires `notif-error`).
+ */
+export interface MessageActions {
+  /** Opens the message as a click on it does: marks it read, fires `notif-message-click`, follows its URL unless prevented. */
+  open(): Promise<void>;
+  markRead(): Promise<void>;
+  markUnread(): Promise<void>;
+  /** Runs a CTA button's action (status `done`), firing `notif-action`. */
+  action(button: MessageActionType): Promise<void>;
+  remove(): Promise<void>;
+}
+
+/**
+ * Renders a message, or a piece of it, the app's own way into `host`, a light-DOM element slotted
+ * into the message's row (the page's CSS applies; React portals and Vue teleports can target it).
+ * May return a cleanup, called when the row leaves or before the message is rendered again; or
+ * `false` to leave this message (or this piece of it) to the built-in rendering.
+ */
+export type MessageRenderer = (host: HTMLElement, message: Message, actions: MessageActions) => void | false | (() => void);
+
 /** A string as shown (at most 20,000 characters); anything else is ''. */
 const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
 
 /**
  * @summary One notification: avatar, subject, body, relative time, unread dot, CTA buttons, and
  * buttons to mark it read or unread and to delete it.
+ *
+ * @slot message - Replaces the whole row's content (the row keeps its focus and unread marks).
+ * @slot avatar - Replaces the avatar.
+ * @slot subject - Replaces the subject.
+ * @slot body - Replaces the body.
+ * @slot actions - Replaces the CTA buttons.
  *
  * @csspart row - The message row.
  * @csspart unread-dot - The dot shown while unread.
@@ -62,6 +90,7 @@ export class NotifMessage extends NotifElement {
     store: { attribute: false },
     markAsSupported: { attribute: false },
     active: { attribute: false },
+    custom: { attribute: false },
     locale: { reflect: true },
     theme: { reflect: true },
   };
@@ -74,6 +103,8 @@ export class NotifMessage extends NotifElement {
   declare markAsSupported: boolean;
   /** Whether the message holds its list's tab stop (set by `<notif-feed>`); others are reached with the arrow keys. */
   declare active: boolean;
+  /** The row shows only its `message` slot (an app's own rendering), with the focus ring and unread marks. */
+  declare custom: boolean;
   /** BCP 47 locale for the relative time. */
   declare locale: string | undefined;
   /** Colour scheme: `light`, `dark` or `auto`. */
@@ -84,6 +115,25 @@ export class NotifMessage extends NotifElement {
   constructor() {
     super();
     this.markAsSupported = this.active = true;
+    this.custom = false;
+  }
+
+  /** The actions on the message shown now, for a custom renderer. */
+  get actions(): MessageActions {
+    const m = this.message!;
+    const store = this.store!;
+    return {
+      open: () => this.#open(m),
+      markRead: () => this.#setRead(true, m),
+      markUnread: () => this.#setRead(false, m),
+      action: (button) => {
+        // As the built-in buttons: the store marks it read too, and the event says so.
+        if (!m.read) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
+        emit(this, 'notif-action', { message: m, button, status: 'done' });
+        return store.action(m._id, button).catch(() => {});
+      },
+      remove: () => store.remove(m._id).catch(() => {}),
+    };
   }
 
   /** The message's safe redirect URL, or null. */
@@ -138,13 +188,22 @@ export class NotifMessage extends NotifElement {
     // The dot sits in the link but is placed on the row (the nearest positioned box).
     const link = html`${m.read
       ? nothing
-      : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`}<span
+      : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`}<slot name="subject"><span
         part="subject"
         class="subject"
         >${title || t.openNotification}</span
-      ><span class="sr-only"> ${date}</span>`;
+      ></slot><span class="sr-only"> ${date}</span>`;
+    if (this.custom) {
+      return html`<div part="row" class=${m.read ? 'base own' : 'base own unread'}><div
+          part="link"
+          class="link"
+          tabindex=${tab}
+          @keydown=${(e: KeyboardEvent) => e.target == e.currentTarget && e.key == 'Enter' && this.#open(m)}
+          >${m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`}<slot name="message"></slot></div
+      ></div>`;
+    }
     // Buttons need no type="button": there is no form in the shadow root for them to submit.
-    return html`<div part="row" class=${m.read ? 'base' : 'base unread'}>${src && this.#failed !== m.avatar
+    return html`<div part="row" class=${m.read ? 'base' : 'base unread'}><slot name="avatar">${src && this.#failed !== m.avatar
         ? html`<img
             part="avatar"
             class="avatar"
@@ -157,7 +216,7 @@ export class NotifMessage extends NotifElement {
               this.requestUpdate();
             }}
           />`
-        : html`<span part="avatar" class="avatar" aria-hidden="true">${who ? initials(who) : userIcon}</span>`}<div
+        : html`<span part="avatar" class="avatar" aria-hidden="true">${who ? initials(who) : userIcon}</span>`}</slot><div
         part="content"
         class="content"
       >${url
@@ -172,9 +231,9 @@ export class NotifMessage extends NotifElement {
               @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
               >${link}</a
             >`
-          : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}${subject && body
+          : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}<slot name="body">${subject && body
           ? html`<p part="body" class="body">${body}</p>`
-          : nothing}${!buttons.length
+          : nothing}</slot><slot name="actions">${!buttons.length
           ? nothing
           : action!.status === 'done'
             ? html`<p part="action-result" class="result" role="status">${checkIcon}<span
@@ -191,7 +250,7 @@ export class NotifMessage extends NotifElement {
                   }}
                   >${b.content.slice(0, 200)}</button
                 >`;
-              })}</div>`}</div
+              })}</div>`}</slot></div
       ><div class="aside">${date
           ? html`<time part="time" datetime=${created.toISOString()} title=${date}>${relativeTime(created, Date.now(), locale)}</time>`
           : nothing}${this.store
@@ -203,23 +262,27 @@ export class NotifMessage extends NotifElement {
           : nothing}</div></div>`;
   }
 
-  #onActivate = async (e: MouseEvent) => {
-    const m = this.message!;
-    const url = this.url;
-    const marked = !m.read && this.#setRead(true);
-    if (!emit(this, 'notif-message-click', { message: m, url }, true)) return e.preventDefault();
-    // No URL, a new tab or window asked for (modifier keys, target=_blank): the browser does the rest.
-    if (!url || e.button || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || this.#blank) return;
-    // Same tab: let the read mark reach the server first (briefly), then leave.
-    e.preventDefault();
+  #onActivate = (e: MouseEvent) => this.#open(this.message!, e);
+
+  /**
+   * Opens `m`: marks it read, fires the cancelable click event, and follows a safe URL in this tab
+   * (after the read mark reached the server, briefly). From a click (`e`), a new tab or window asked
+   * for (modifier keys, target=_blank) is left to the browser.
+   */
+  async #open(m: Message, e?: MouseEvent) {
+    const url = safeHref(m.cta?.data?.url);
+    const marked = !m.read && this.#setRead(true, m);
+    if (!emit(this, 'notif-message-click', { message: m, url }, true)) return e?.preventDefault();
+    if (!url || (e && (e.button || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || this.#blank))) return;
+    e?.preventDefault();
     await Promise.race([marked, new Promise((r) => setTimeout(r, 800))]);
     location.assign(url);
-  };
+  }
 
   /** Marks the message read or unread; resolves when the server has answered. */
-  #setRead(read: boolean) {
+  #setRead(read: boolean, m = this.message!) {
     const store = this.store;
-    const id = this.message!._id;
-    return store && (emit(this, 'notif-read-change', { messageIds: [id], read }), (read ? store.markRead(id) : store.markUnread(id)).catch(() => {}));
+    const id = m._id;
+    return (store && (emit(this, 'notif-read-change', { messageIds: [id], read }), (read ? store.markRead(id) : store.markUnread(id)).catch(() => {}))) || Promise.resolve();
   }
 }

@@ -25,6 +25,8 @@ export default [
     .link { display: block; color: inherit; text-align: start; text-decoration: none; outline: 0; }
     .link::after { content: ''; position: absolute; inset: 0; }
     .link:focus-visible::after { outline: 2px solid var(--_focus-ring); outline-offset: -2px; }
+    .own { display: block; }
+    .own .link::after { pointer-events: none; }
     .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }

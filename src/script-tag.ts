@@ -1,0 +1,4 @@
+// The script-tag file's entry (dist/notif-inbox.min.js): the package, and <notif-preferences>
+// registered at once (the ES build loads it only when needed).
+export * from './index.ts';
+export { NotifPreferences } from './components/notif-preferences/notif-preferences.ts';

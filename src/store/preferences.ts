@@ -1,0 +1,92 @@
+// A subscriber's preferences for <notif-preferences>: read with endpoint 14 (the non-critical and
+// the critical workflows), changed with the PATCH extensions (decisions.md), optimistically and
+// rolled back when the server refuses. Loaded only with the element (notif-inbox/notif-preferences).
+import { request, type NotifClientOptions } from '../api/request.ts';
+import type { PreferenceChannels, Preferences } from '../api/types.ts';
+import type { InboxConfig } from './types.ts';
+
+export type Channel = keyof PreferenceChannels;
+export type WorkflowPreference = Preferences['workflows'][number] & { critical?: boolean };
+
+export interface PreferencesState {
+  global?: Preferences['global'];
+  /** Non-critical workflows first, then the critical ones (`critical: true`: always delivered, not changeable). */
+  workflows?: WorkflowPreference[];
+  /** Why loading failed. */
+  error?: Error;
+}
+
+/** A change: the global preferences (`workflow` unset) or one workflow's. */
+export interface PreferenceChange {
+  workflow?: string;
+  enabled?: boolean;
+  channels?: PreferenceChannels;
+}
+
+export class PreferencesStore {
+  state: PreferencesState = {};
+  #api: NotifClientOptions;
+  #base: string;
+
+  constructor(
+    config: InboxConfig,
+    /** Called after every change of `state`. */
+    private changed: () => void,
+  ) {
+    // As InboxStore reaches the service: address, key, fetch, the proxy's subscriber hash.
+    this.#api = {
+      ...config,
+      headers: config.subscriberHash ? { 'x-subscriber-id': config.subscriberId, 'x-subscriber-hash': config.subscriberHash } : undefined,
+    };
+    this.#base = `/subscribers/${encodeURIComponent(config.subscriberId)}/preferences`;
+  }
+
+  #set(state: PreferencesState) {
+    this.state = state;
+    this.changed();
+  }
+
+  async load(): Promise<void> {
+    this.#set({});
+    const get = (criticality: string) => request<Preferences>(this.#api, 'GET', '/v2' + this.#base, { query: { criticality } });
+    try {
+      const [normal, critical] = await Promise.all([get('nonCritical'), get('critical')]);
+      this.#set({ global: normal.global, workflows: [...normal.workflows, ...critical.workflows.map((w) => ({ ...w, critical: true }))] });
+    } catch (error) {
+      this.#set({ error: error as Error });
+    }
+  }
+
+  /** The state with `change` applied. */
+  #apply({ workflow, enabled, channels }: PreferenceChange) {
+    const apply = <T extends { enabled: boolean; channels: PreferenceChannels }>(p: T): T => ({
+      ...p,
+      enabled: enabled ?? p.enabled,
+      channels: { ...p.channels, ...channels },
+    });
+    const { global, workflows } = this.state;
+    this.#set({
+      global: workflow ? global : apply(global!),
+      workflows: workflows!.map((w) => (w.workflow.identifier == workflow ? apply(w) : w)),
+    });
+  }
+
+  /** Applies `change` at once, then on the server; undoes it (and rejects) when the server refuses. */
+  async set(change: PreferenceChange): Promise<void> {
+    const { workflow, ...body } = change;
+    const old = workflow ? this.state.workflows!.find((w) => w.workflow.identifier == workflow)! : this.state.global!;
+    // What the changed settings were: restored alone on a refusal, so other changes made meanwhile stay.
+    const undo: PreferenceChange = {
+      workflow,
+      enabled: body.enabled == null ? undefined : old.enabled,
+      channels: Object.fromEntries(Object.keys(body.channels ?? {}).map((c) => [c, old.channels[c as Channel]])),
+    };
+    this.#apply(change);
+    try {
+      await request(this.#api, 'PATCH', '/v1' + this.#base + (workflow ? '/' + encodeURIComponent(workflow) : ''), { body });
+    } catch (error) {
+      this.#apply(undo);
+      throw error;
+    }
+  }
+}
