@@ -272,4 +272,15 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_durable_runs': {
+    // Durable runs (engine/lease.ts). An in-app message carries the job that wrote it, unique, so a
+    // step run twice (a process that died after writing, a lease taken over) writes it once; other
+    // channels may write several messages per job and leave it null. Pending jobs whose lease ran out
+    // are found by status and lease end.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('messages').addColumn('job_key', 'text').execute();
+      await db.schema.createIndex('messages_job_key').on('messages').column('job_key').unique().execute();
+      await db.schema.createIndex('jobs_lease').on('jobs').columns(['status', 'locked_until']).execute();
+    },
+  },
 };

@@ -49,7 +49,11 @@ export function buildCta(cv: InAppControls, ctx: RenderContext) {
   };
 }
 
-/** Runs an `in_app` step: writes the Message and completes the job, in one transaction. */
+/**
+ * Runs an `in_app` step: writes the Message and completes the job, in one transaction that checks the
+ * job is still pending. The message is keyed by its job, so a step run again (after a crash, or by
+ * two processes at once) never writes a second one.
+ */
 export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
   const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} });
   const cv = step.controlValues as InAppControls;
@@ -70,8 +74,10 @@ export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Pro
           cta: toJson(buildCta(cv, render)),
           feed_id: feedId,
           feed_identifier: cv.feedIdentifier ?? null,
+          job_key: job.id,
         }),
       )
+      .onConflict((oc) => oc.column('job_key').doNothing())
       .execute();
     await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
   });
