@@ -9,7 +9,8 @@ import { dbQuery, sleep, waitFor } from './engine-fixtures.ts';
 // database completes every run exactly once: no acknowledged step lost, no message written twice,
 // and a retry of the trigger with the same Idempotency-Key replays the answer, never triggers again.
 
-const LEASE = { NOTIF_RUN_LEASE_MS: '400', NOTIF_SCHEDULER_POLL_MS: '50' };
+// Short leases, and a short in-flight window for idempotency keys: a retry comes after it.
+const LEASE = { NOTIF_RUN_LEASE_MS: '400', NOTIF_SCHEDULER_POLL_MS: '50', NOTIF_IDEMPOTENCY_IN_FLIGHT_MS: '1000' };
 const STEPS = [
   { name: 'first', type: 'in_app', controlValues: { body: 'one' } },
   { name: 'second', type: 'in_app', controlValues: { body: 'two' } },
@@ -66,7 +67,16 @@ async function audit(server: TestServer, transactionIds: string[]) {
 async function triggerOnce(server: TestServer, key: string, transactionId: string, to: string[]) {
   return server
     .post('/v1/events/trigger', { name: 'durable', to, transactionId }, { headers: { 'idempotency-key': key } })
-    .catch((err: Error) => ({ status: 0, headers: new Headers(), body: String(err) }));
+    .catch((err: Error) => ({ status: 0, headers: new Headers(), body: String(err) as any }));
+}
+
+/** A client's retry: again after `Retry-After` while the key is held by a request of the dead process. */
+async function retry(server: TestServer, key: string, transactionId: string, to: string[]) {
+  for (let attempt = 0; ; attempt++) {
+    const r = await triggerOnce(server, key, transactionId, to);
+    if (r.status !== 409 || attempt === 5) return r;
+    await sleep(Number(r.headers.get('retry-after')) * 1000);
+  }
 }
 
 after(async () => {
@@ -87,10 +97,11 @@ describe('a run survives a crash at each of its boundaries', () => {
       assert.equal(crashed.notifications, to.length, `the runs were recorded before the crash (answer ${first.status})`);
 
       const healthy = await start(LEASE, crashing.dbPath);
-      const retry = await triggerOnce(healthy, `key-${boundary}`, transactionId, to);
-      assert.equal(retry.status, 201, JSON.stringify(retry.body));
-      assert.equal(retry.headers.get('idempotency-replay'), 'true', 'the retry replays the answer');
-      assert.equal(retry.body.transactionId, transactionId);
+      await sleep(1000); // past the in-flight window
+      const again = await triggerOnce(healthy, `key-${boundary}`, transactionId, to);
+      assert.equal(again.status, 201, JSON.stringify(again.body));
+      assert.equal(again.headers.get('idempotency-replay'), 'true', 'the retry replays the answer');
+      assert.equal(again.body.transactionId, transactionId);
 
       const done = await waitFor(
         'every run to complete',
@@ -128,15 +139,18 @@ describe('concurrent triggers under kill -9', () => {
       }));
       sent.push(...batch);
       const inFlight = batch.map((t) => triggerOnce(server, t.key, t.transactionId, t.to));
-      await sleep(20 + Math.floor(Math.random() * 150));
+      await sleep(30 + Math.floor(Math.random() * 300));
       await server.stop(true);
       await Promise.all(inFlight);
       server = await start(LEASE, dbPath);
     }
     // Every client retries what it sent, with the same key, as a client that saw no answer would.
+    await sleep(1000); // past the in-flight window of the keys the dead processes held
+    let replays = 0;
     for (const t of sent) {
-      const r = await triggerOnce(server, t.key, t.transactionId, t.to);
+      const r = await retry(server, t.key, t.transactionId, t.to);
       assert.equal(r.status, 201, JSON.stringify(r.body));
+      if (r.headers.get('idempotency-replay') === 'true') replays++;
     }
     const ids = sent.map((t) => t.transactionId);
     const result = await waitFor(
@@ -149,7 +163,7 @@ describe('concurrent triggers under kill -9', () => {
     );
     await sleep(300);
     const final = await audit(server, ids);
-    console.log(`after ${ROUNDS} rounds of ${CONCURRENT} concurrent triggers with kill -9: ${JSON.stringify(final)}`);
+    console.log(`after ${ROUNDS} rounds of ${CONCURRENT} concurrent triggers with kill -9: ${JSON.stringify(final)}, ${replays} retries replayed`);
     assert.deepEqual(final, { ...result, stuck: 0, duplicates: 0, notifications: sent.length * 2, messages: sent.length * 2 * 2 });
     await server.stop();
   });
