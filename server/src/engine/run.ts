@@ -2,7 +2,7 @@ import type { SubscriberRow, WorkflowRow } from '../views.ts';
 import { chatStep, emailStep, pushStep, smsStep } from './channels.ts';
 import { inAppStep } from './in-app.ts';
 import { executionDetail, finishJob, JobMovedError } from './jobs.ts';
-import { crashPoint } from './lease.ts';
+import { crashPoint, yieldToLoop } from './lease.ts';
 import type { JobOutcome, JobRow, RunContext, StepHandler, StepType, Store } from './types.ts';
 import { delayStep, digestBefore, digestStep } from './waits.ts';
 
@@ -78,6 +78,8 @@ export async function advance(store: Store, notificationId: string, options: Adv
       if (job.status === 'delayed' && options.worker !== undefined) await releaseRest(store, job);
       return 'waiting';
     }
+    // Let the event loop serve other requests between two steps: a large trigger writes many.
+    if (ctx) await yieldToLoop();
     ctx ??= await runContext(store, job, options);
     ctx.digest = digestBefore(jobs, index);
     let outcome: JobOutcome;
