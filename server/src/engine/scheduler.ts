@@ -1,5 +1,6 @@
 import { parseJson, toJson } from '../json.ts';
 import { executionDetail } from './jobs.ts';
+import { schedulerLateness } from '../metrics.ts';
 import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
 import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
@@ -286,6 +287,7 @@ export class Scheduler {
           .where('locked_by', '=', this.worker)
           .executeTakeFirst();
         if (Number(done.numUpdatedRows) === 0) continue;
+        if (job.run_at !== null) schedulerLateness.observe(Math.max(0, now.getTime() - Number(job.run_at)) / 1000);
         // A run's jobs have step_index 0..n-1 (planRun), so the next step is step_index + 1.
         await trx.kysely
           .updateTable('jobs')
