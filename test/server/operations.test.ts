@@ -99,13 +99,15 @@ describe('health, readiness, metrics and logs', () => {
     assert.equal(r.headers.get('x-request-id'), 'lb-req-42');
     const feed = await server.get('/v1/subscribers/ops-2/notifications/feed');
     assert.match(JSON.stringify(feed.body), /TOP-SECRET-BODY PAYLOAD-SECRET/);
-    await waitFor('the log lines', async () => (server.output().includes('"reqId":"lb-req-42"') ? true : undefined), 3000);
-    const lines = server
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l));
-    const mine = lines.filter((l) => l.reqId === 'lb-req-42');
+    const lines = () =>
+      server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.endsWith('}'))
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.reqId === 'lb-req-42');
+    // Logs are written asynchronously: wait for the request's last line.
+    const mine = await waitFor('the log lines', async () => (lines().some((l) => l.res) ? lines() : undefined), 3000);
     assert.ok(mine.some((l) => l.req?.method === 'POST' && l.req?.url === '/v1/events/trigger'), 'the incoming request');
     assert.ok(mine.some((l) => l.res?.statusCode === 201 && typeof l.responseTime === 'number'), 'its completion');
     const all = server.output();
