@@ -79,7 +79,7 @@ export async function advance(store: Store, notificationId: string, options: Adv
       return 'waiting';
     }
     // Let the event loop serve other requests between two steps: a large trigger writes many.
-    if (ctx) await yieldToLoop();
+    if (ctx) await yieldToLoop(store);
     ctx ??= await runContext(store, job, options);
     ctx.digest = digestBefore(jobs, index);
     let outcome: JobOutcome;

@@ -81,7 +81,7 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
 
   const runs: TriggerResult['runs'] = [];
   for (const [i, run] of planned.entries()) {
-    if (i > 0) await yieldToLoop();
+    if (i > 0) await yieldToLoop(store);
     const outcome = await advance(store, run.notification.id, {
       now,
       jobs: run.jobs as JobRow[],
@@ -177,7 +177,7 @@ async function insertChunked<T extends 'notifications' | 'jobs'>(
   rows: (T extends 'jobs' ? Insertable<JobTable> : Insertable<NotificationTable>)[],
 ) {
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    if (i > 0) await yieldToLoop();
+    if (i > 0) await yieldToLoop(store);
     await store.kysely
       .insertInto(table)
       .values(rows.slice(i, i + INSERT_CHUNK) as never)
