@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
+import underPressure from '@fastify/under-pressure';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -13,6 +14,7 @@ import { idempotency } from './idempotency.ts';
 import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { guardInput } from './input-guard.ts';
+import { appMetrics } from './metrics.ts';
 import { subscriberRoutes } from './routes/subscribers.ts';
 import { preferenceRoutes } from './routes/preferences.ts';
 import { integrationRoutes } from './routes/integrations.ts';
@@ -27,8 +29,18 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 
 export interface AppConfig {
   db: Db;
-  /** Fastify's logger (pino) on or off. Off in tests. */
-  logger?: boolean;
+  /**
+   * Fastify's logger (pino): JSON lines on stdout, one per request with its id, never a header or a
+   * body. true for level info, or a level name; off when absent (tests).
+   */
+  logger?: boolean | string;
+  /**
+   * GET /metrics answers only with `Authorization: Bearer <metricsToken>`; without a token it is not
+   * served at all, so metrics are never public by accident.
+   */
+  metricsToken?: string;
+  /** Overload protection: past these limits requests get 503 with Retry-After (none when absent). */
+  pressure?: PressureConfig;
   /** Test-only fault injection (server/faults.ts). */
   faults?: boolean;
   /** Rate limits (server/ratelimit.ts); none when absent. */
@@ -45,6 +57,18 @@ export interface AppConfig {
 /** Keep-alive connections idle longer than this are closed: past a load balancer's usual 60 s. */
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
+/** Limits past which the service answers 503 with `Retry-After` instead of queueing more work. */
+export interface PressureConfig {
+  /** Mean event loop delay, ms (default 1000). */
+  maxEventLoopDelayMs?: number;
+  /** Heap in use, bytes (default none). */
+  maxHeapUsedBytes?: number;
+  /** Resident set size, bytes (default none). */
+  maxRssBytes?: number;
+  /** Seconds a client is asked to wait (default 5). */
+  retryAfterS?: number;
+}
+
 /** What every route module gets: the database and the services built on it. */
 export interface AppContext {
   db: Db;
@@ -55,7 +79,17 @@ declare module 'fastify' {
     /** Set by the auth hook for every /v1 and /v2 request. */
     tenant: Tenant;
   }
+  interface FastifyContextConfig {
+    /** @fastify/under-pressure's per-route handler: one that returns nothing lets the request through. */
+    pressureHandler?: () => void;
+  }
 }
+
+/** How often the pressure limits are sampled (ms). */
+const PRESSURE_SAMPLE_MS = 500;
+
+/** Routes that answer even under pressure: a load balancer's liveness probe, the metrics scraper. */
+const ALWAYS = { config: { pressureHandler: () => undefined } };
 
 const API_PATH = /^\/v[12]\//;
 
@@ -81,7 +115,17 @@ export function isApiRequest(request: FastifyRequest): boolean {
 export async function buildApp(config: AppConfig): Promise<App> {
   const requestTimeout = config.requestTimeoutMs ?? 15_000;
   const app = Fastify({
-    logger: config.logger ?? false,
+    logger: config.logger
+      ? {
+          level: typeof config.logger === 'string' ? config.logger : 'info',
+          // Requests are logged as method, url, host and address; should a header ever be logged, never these.
+          redact: ['req.headers.authorization', 'req.headers["x-subscriber-hash"]', 'req.headers.cookie'],
+        }
+      : false,
+    // A request id in every log line of the request, and in the answer's X-Request-Id: the one a
+    // load balancer sent when it looks like an id, a new one otherwise.
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     // A client that sends its headers or body slowly, or stops half-way, is cut off in seconds.
     // Node checks these every `connectionsCheckingInterval`, so that is kept short too. No idle
@@ -101,6 +145,48 @@ export async function buildApp(config: AppConfig): Promise<App> {
       (reply as FastifyReply).code(status).send(errorBody(status, error.message, request.url));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = randomUUID();
+    reply.header('x-request-id', request.id);
+  });
+  // Closing (SIGTERM): answers in flight end their connection, so a kept-alive client does not
+  // hold the process open; idle connections are closed as they become idle.
+  let closing: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => {
+    closing = setInterval(() => app.server.closeIdleConnections(), 50);
+  });
+  app.addHook('onClose', async () => clearInterval(closing));
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
+  const metrics = appMetrics(config.db, () => app.server);
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+  if (config.pressure) {
+    const p = config.pressure;
+    const retryAfter = String(p.retryAfterS ?? 5);
+    // Start-up (compiling every route's schemas) blocks the event loop for a moment: measured from
+    // the first full sample after listening, not from that.
+    let armed = false;
+    app.addHook('onListen', async () => {
+      setTimeout(() => (armed = true), 2 * PRESSURE_SAMPLE_MS).unref();
+    });
+    await app.register(underPressure, {
+      sampleInterval: PRESSURE_SAMPLE_MS,
+      maxEventLoopDelay: p.maxEventLoopDelayMs ?? 1000,
+      ...(p.maxHeapUsedBytes ? { maxHeapUsedBytes: p.maxHeapUsedBytes } : {}),
+      ...(p.maxRssBytes ? { maxRssBytes: p.maxRssBytes } : {}),
+      pressureHandler: (request, reply, type, value) => {
+        if (!armed) return;
+        request.log.warn({ type, value }, 'under pressure: 503');
+        reply.code(503).header('Retry-After', retryAfter);
+        return errorBody(503, 'Service under pressure; retry later', request.url) as never;
+      },
+    });
+  }
 
   // Query strings and paths are text, so their validator coerces ("20" -> 20, one value -> [value]);
   // a JSON body has real types, so its validator does not ({"firstName": 5} is a 422, not "5").
@@ -164,7 +250,8 @@ export async function buildApp(config: AppConfig): Promise<App> {
         .send(errorBody(error.statusCode, error.message, path, error.errors ? { errors: error.errors } : undefined));
     }
     const status = error.statusCode;
-    if (status && status >= 400 && status < 500) {
+    // 503: overloaded (under-pressure, which set Retry-After) or closing; not an unexpected error.
+    if (status && ((status >= 400 && status < 500) || status === 503)) {
       return reply.code(status).send(errorBody(status, error.message, path));
     }
     const errorId = randomBytes(8).toString('hex');
@@ -177,7 +264,26 @@ export async function buildApp(config: AppConfig): Promise<App> {
     reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, request.url));
   });
 
-  app.get('/health', async () => ({ ok: true }));
+  // Alive: the process answers (a liveness probe; no database involved, answers under pressure too).
+  app.get('/health', ALWAYS, async () => ({ ok: true }));
+  // Ready: the database answers and has every migration this version needs (a load balancer's
+  // readiness probe: 503 takes the process out of rotation).
+  app.get('/ready', async (request, reply) => {
+    const reason = await config.db.unready();
+    if (reason) {
+      request.log.warn({ reason }, 'not ready');
+      return reply.code(503).header('Retry-After', '5').send(errorBody(503, `Not ready: ${reason}`, request.url));
+    }
+    return { ok: true };
+  });
+  app.get('/metrics', ALWAYS, async (request, reply) => {
+    const token = config.metricsToken;
+    if (!token) return reply.code(404).send(errorBody(404, 'Route GET /metrics not found (serve --metrics-token to expose it)', request.url));
+    if (!sameSecret(request.headers.authorization ?? '', `Bearer ${token}`)) {
+      return reply.code(401).send(errorBody(401, 'Metrics need "Authorization: Bearer <metrics token>"', request.url));
+    }
+    return reply.type(metrics.contentType).send(await metrics.text());
+  });
 
   const ctx: AppContext = { db: config.db };
   subscriberRoutes(app, ctx);
@@ -193,6 +299,13 @@ export async function buildApp(config: AppConfig): Promise<App> {
   if (config.faults) app.get('/__streams', async () => config.db.changes.listeners);
 
   return app;
+}
+
+/** Compares two strings in time that does not depend on where they differ. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
 }
 
 /** Turns ajv's errors into decisions.md's `{<field>: {messages, value}}`. */

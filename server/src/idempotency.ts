@@ -6,13 +6,19 @@ import { HttpError } from './errors.ts';
 import { isSealed, secretsFor } from './secrets.ts';
 
 const TTL_MS = 24 * 60 * 60 * 1000;
-/** A request that has held its key this long without answering is taken as abandoned. */
-const IN_FLIGHT_MS = 60 * 1000;
+/**
+ * A request that has held its key this long without answering is taken as abandoned (its process
+ * died before its writes committed: a trigger answers its key in the transaction of its writes).
+ * NOTIF_IDEMPOTENCY_IN_FLIGHT_MS shortens it (the crash tests).
+ */
+const IN_FLIGHT_MS = Number(process.env.NOTIF_IDEMPOTENCY_IN_FLIGHT_MS) || 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 
 interface Held {
   key: string;
   organizationId: string;
+  /** The answer was stored with the request's own writes (recordWith): keep it whatever happens next. */
+  recorded?: boolean;
 }
 
 declare module 'fastify' {
@@ -83,6 +89,7 @@ export function idempotency(app: App, db: Db) {
     const held = request.idempotency;
     if (!held) return payload;
     request.idempotency = undefined;
+    if (held.recorded) return payload;
     const where = k
       .updateTable('idempotency_keys')
       .where('organization_id', '=', held.organizationId)
@@ -101,9 +108,36 @@ export function idempotency(app: App, db: Db) {
   // A request that ends without onSend (the client went away) frees its key.
   app.addHook('onResponse', async (request) => {
     const held = request.idempotency;
-    if (!held) return;
+    if (!held || held.recorded) return;
     await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
   });
+}
+
+/**
+ * For a request whose writes must never run twice (a trigger): a function that stores `answer` for
+ * the request's idempotency key inside the caller's transaction, so the key is answered once the
+ * writes are durable, even if the process dies before it replies (a retry then replays the answer
+ * instead of running the request again). Undefined when the request holds no key.
+ */
+export async function recordWith(
+  db: Db,
+  request: FastifyRequest,
+  status: number,
+): Promise<((trx: Pick<Db, 'kysely'>, answer: unknown) => Promise<void>) | undefined> {
+  const held = request.idempotency;
+  if (!held) return undefined;
+  // Read the sealing key now: inside the caller's transaction the database may be busy with it.
+  const secrets = await secretsFor(db);
+  return async (trx, answer) => {
+    const body = secrets.seal(JSON.stringify(answer), storedBodyContext(held.organizationId, held.key));
+    await trx.kysely
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status_code: status, body })
+      .where('organization_id', '=', held.organizationId)
+      .where('key', '=', held.key)
+      .execute();
+    held.recorded = true;
+  };
 }
 
 const storedBodyContext = (organizationId: string, key: string) => `idempotency:${organizationId}:${key}`;

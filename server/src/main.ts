@@ -20,8 +20,18 @@ const USAGE = `notif-inbox service
   --rate-limit N/WINDOW (or NOTIF_RATE_LIMIT), e.g. 100/60s: at most N requests per window per API key
       (--rate-limit-scope environment, or NOTIF_RATE_LIMIT_SCOPE: per environment); off when not given.
 
-  --no-scheduler: do not run delayed steps (delay, digest) in this process; another process on the same
-      database may. NOTIF_SCHEDULER_POLL_MS sets the scheduler's longest sleep (default 250).
+  --no-scheduler: do not run delayed steps (delay, digest) in this process, nor resume the runs of a
+      process that died; another process on the same database does. NOTIF_SCHEDULER_POLL_MS sets the
+      scheduler's longest sleep (default 250).
+
+  --log [or NOTIF_LOG_LEVEL=info|debug|warn...]: JSON logs on stdout, one line per request with its id.
+  --metrics-token TOKEN (or NOTIF_METRICS_TOKEN): serve GET /metrics (Prometheus text) to
+      "Authorization: Bearer TOKEN"; not served without one.
+  NOTIF_MAX_EVENT_LOOP_DELAY_MS (default 1000), NOTIF_MAX_HEAP_BYTES, NOTIF_MAX_RSS_BYTES: past these,
+      requests get 503 with Retry-After (GET /health and /metrics still answer).
+  NOTIF_SHUTDOWN_TIMEOUT_MS (default 10000): on SIGTERM, how long in-flight requests and steps may take.
+
+  GET /health: alive. GET /ready: the database answers and its migrations are applied (503 otherwise).
 
   NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
       may take to send a request's headers, and the whole request; then 408 and the connection closes.
@@ -47,6 +57,7 @@ async function main(argv: string[]) {
       'rate-limit': { type: 'string' },
       'rate-limit-scope': { type: 'string' },
       log: { type: 'boolean' },
+      'metrics-token': { type: 'string' },
       org: { type: 'string' },
       env: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -89,11 +100,17 @@ async function main(argv: string[]) {
 
   const app = await buildApp({
     db,
-    logger: values.log ?? false,
+    logger: process.env.NOTIF_LOG_LEVEL || (values.log ?? false),
     faults: values.faults ?? false,
     rateLimit,
     headersTimeoutMs: Number(process.env.NOTIF_HEADERS_TIMEOUT_MS) || undefined,
     requestTimeoutMs: Number(process.env.NOTIF_REQUEST_TIMEOUT_MS) || undefined,
+    metricsToken: values['metrics-token'] || process.env.NOTIF_METRICS_TOKEN || undefined,
+    pressure: {
+      maxEventLoopDelayMs: Number(process.env.NOTIF_MAX_EVENT_LOOP_DELAY_MS) || 1000,
+      maxHeapUsedBytes: Number(process.env.NOTIF_MAX_HEAP_BYTES) || undefined,
+      maxRssBytes: Number(process.env.NOTIF_MAX_RSS_BYTES) || undefined,
+    },
   });
   const address = await app.listen({ port, host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);
@@ -103,18 +120,32 @@ async function main(argv: string[]) {
   const scheduler = values['no-scheduler'] ? null : new Scheduler(db, { pollMs: Number(process.env.NOTIF_SCHEDULER_POLL_MS) || undefined });
   scheduler?.start();
 
+  // Graceful shutdown: stop taking connections (new requests on kept-alive ones get 503), let the
+  // requests in flight and the scheduler's steps in hand finish, then close the database. Past
+  // NOTIF_SHUTDOWN_TIMEOUT_MS it exits anyway: what did not finish is resumed by another process
+  // (or this one's next start) once its lease ends.
   let closing = false;
-  const close = async () => {
+  const close = async (signal: string) => {
     if (closing) return;
     closing = true;
-    await scheduler?.stop();
-    await playground?.close();
-    await app.close();
-    await db.close();
+    app.log.info({ signal }, 'shutting down: draining requests and scheduled steps');
+    const timeoutMs = Number(process.env.NOTIF_SHUTDOWN_TIMEOUT_MS) || 10_000;
+    setTimeout(() => {
+      console.error(`shutdown took over ${timeoutMs} ms; exiting`);
+      process.exit(1);
+    }, timeoutMs).unref();
+    try {
+      await Promise.all([app.close(), scheduler?.stop(), playground?.close()]);
+      await db.close();
+    } catch (err) {
+      console.error('shutdown:', err);
+      process.exit(1);
+    }
+    console.log('stopped');
     process.exit(0);
   };
-  process.on('SIGINT', close);
-  process.on('SIGTERM', close);
+  process.on('SIGINT', () => void close('SIGINT'));
+  process.on('SIGTERM', () => void close('SIGTERM'));
 }
 
 async function registerEnvKeys(db: Db) {

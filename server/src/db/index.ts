@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
@@ -19,6 +19,8 @@ export interface Db {
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   /** Changes of subscribers' inboxes, heard by their streams (across processes on PostgreSQL). */
   changes: ChangeBus;
+  /** Why the database cannot serve (unreachable, its file gone, migrations of this version missing); null when it can. */
+  unready(): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -51,7 +53,8 @@ function openSqlite(path: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), close: () => kysely.destroy() };
+  const gone = () => (path !== ':memory:' && !existsSync(path) ? 'the database file is gone' : null);
+  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), unready: () => unready(kysely, gone), close: () => kysely.destroy() };
 }
 
 /**
@@ -93,11 +96,36 @@ async function openPostgres(url: string): Promise<Db> {
     dialect: 'postgres',
     exclusive: (fn) => withAdvisoryLock(kysely, STARTUP_LOCK, fn),
     changes,
+    unready: () => unready(kysely),
     close: async () => {
       await changes.close();
       await kysely.destroy();
     },
   };
+}
+
+const READY_TIMEOUT_MS = 2000;
+
+/** Reads which migrations are applied, within READY_TIMEOUT_MS; the reason it cannot serve, or null. */
+async function unready(kysely: Kysely<Database>, gone: () => string | null = () => null): Promise<string | null> {
+  const reason = gone();
+  if (reason) return reason;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const rows = await Promise.race([
+      sql<{ name: string }>`select name from kysely_migration`.execute(kysely),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      }),
+    ]);
+    const applied = new Set(rows.rows.map((r) => r.name));
+    const missing = Object.keys(migrations).filter((name) => !applied.has(name));
+    return missing.length > 0 ? `migrations not applied: ${missing.join(', ')}` : null;
+  } catch (err) {
+    return `database unreachable: ${(err as Error).message}`;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // Keys of the session-level advisory locks (any constants, the same in every process).

@@ -272,7 +272,18 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  '0004_preferences': {
+  '0004_durable_runs': {
+    // Durable runs (engine/lease.ts). An in-app message carries the job that wrote it, unique, so a
+    // step run twice (a process that died after writing, a lease taken over) writes it once; other
+    // channels may write several messages per job and leave it null. Pending jobs whose lease ran out
+    // are found by status and lease end.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('messages').addColumn('job_key', 'text').execute();
+      await db.schema.createIndex('messages_job_key').on('messages').column('job_key').unique().execute();
+      await db.schema.createIndex('jobs_lease').on('jobs').columns(['status', 'locked_until']).execute();
+    },
+  },
+  '0005_preferences': {
     // A subscriber's preferences (endpoint 14 and its PATCH extensions): one row per setting, so two
     // PATCHes of different channels never lose each other's change. `workflow_id` is the workflow's
     // row id, or '' for the global preferences; `setting` is 'enabled' or a channel name.

@@ -2,6 +2,8 @@
 // Booleans are 0/1 integers, JSON is text, timestamps are ISO-8601 UTC text (they sort as text).
 // Every row that belongs to an environment carries environment_id, and every query filters on it.
 
+import type { ColumnType } from 'kysely';
+
 export interface OrganizationTable {
   id: string;
   name: string;
@@ -184,6 +186,8 @@ export interface MessageTable {
   delivered_at: string;
   created_at: string;
   updated_at: string;
+  /** The in-app job that wrote this message (unique: a replayed step writes nothing twice); null otherwise. */
+  job_key: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyTable {

@@ -49,7 +49,11 @@ export function buildCta(cv: InAppControls, ctx: RenderContext) {
   };
 }
 
-/** Runs an `in_app` step: writes the Message and completes the job, in one transaction. */
+/**
+ * Runs an `in_app` step: writes the Message and completes the job, in one transaction that checks the
+ * job is still pending. The message is keyed by its job, so a step run again (after a crash, or by
+ * two processes at once) never writes a second one.
+ */
 export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
   const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} });
   const cv = step.controlValues as InAppControls;
@@ -67,10 +71,12 @@ export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Pro
       cta: toJson(buildCta(cv, render)),
       feed_id: feedId,
       feed_identifier: cv.feedIdentifier ?? null,
+      job_key: job.id,
     });
-    await trx.kysely.insertInto('messages').values(row).execute();
+    // A job replayed after a crash writes nothing twice (job_key is unique), and tells no stream twice.
+    const { numInsertedOrUpdatedRows } = await trx.kysely.insertInto('messages').values(row).onConflict((oc) => oc.column('job_key').doNothing()).executeTakeFirst();
     // Open streams hear of it (on PostgreSQL when this transaction commits).
-    await trx.changes?.publish(trx.kysely, { s: row.subscriber_id, m: row.id });
+    if (numInsertedOrUpdatedRows) await trx.changes?.publish(trx.kysely, { s: row.subscriber_id, m: row.id });
     await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
   });
   return 'completed';

@@ -119,6 +119,7 @@ export function messageRow(
     delivered_at: iso,
     created_at: iso,
     updated_at: iso,
+    job_key: null,
     ...fields,
   };
 }

@@ -3,6 +3,7 @@ import { chatStep, emailStep, pushStep, smsStep } from './channels.ts';
 import { inAppStep } from './in-app.ts';
 import { executionDetail, finishJob, JobMovedError } from './jobs.ts';
 import { loadPreferences, obeysPreferences, preferenceBlock } from './preferences.ts';
+import { crashPoint, yieldToLoop } from './lease.ts';
 import type { JobOutcome, JobRow, RunContext, StepHandler, StepType, Store } from './types.ts';
 import { delayStep, digestBefore, digestStep } from './waits.ts';
 
@@ -85,7 +86,13 @@ export async function advance(store: Store, notificationId: string, options: Adv
     }
     if (ENDED.has(job.status)) return 'failed';
     const mine = job.status === 'queued' && options.worker !== undefined && job.locked_by === options.worker;
-    if (job.status !== 'pending' && !mine) return 'waiting';
+    if (job.status !== 'pending' && !mine) {
+      // Resuming a run that had begun a wait before its process died: the rest holds no lease.
+      if (job.status === 'delayed' && options.worker !== undefined) await releaseRest(store, job);
+      return 'waiting';
+    }
+    // Let the event loop serve other requests between two steps: a large trigger writes many.
+    if (ctx) await yieldToLoop(store);
     ctx ??= await runContext(store, job, options);
     ctx.digest = digestBefore(jobs, index);
     let outcome: JobOutcome;
@@ -96,10 +103,26 @@ export async function advance(store: Store, notificationId: string, options: Adv
       if (err instanceof JobMovedError) return 'waiting';
       outcome = await failJob(store, job, ctx, err);
     }
-    if (outcome === 'waiting') return 'waiting';
+    crashPoint(`after-step-${job.step_index}`);
+    if (outcome === 'waiting') {
+      // A wait began: the steps after it hold no lease until it ends (the scheduler hands them one).
+      if (job.status === 'delayed') await releaseRest(store, job);
+      return 'waiting';
+    }
     failed ||= outcome === 'failed';
   }
   return failed ? 'failed' : 'completed';
+}
+
+/** Ends the leases of the pending jobs after `job` in its run. */
+async function releaseRest(store: Store, job: JobRow): Promise<void> {
+  await store.kysely
+    .updateTable('jobs')
+    .set({ locked_by: null, locked_until: null })
+    .where('notification_id', '=', job.notification_id)
+    .where('step_index', '>', job.step_index)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 /** A handler threw: the job fails with the reason in its execution details, and the run goes on. */

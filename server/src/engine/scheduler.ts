@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { parseJson, toJson } from '../json.ts';
 import { executionDetail } from './jobs.ts';
+import { schedulerLateness } from '../metrics.ts';
+import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
 import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
 import { onScheduled } from './waits.ts';
@@ -14,7 +14,9 @@ import { onScheduled } from './waits.ts';
 // A claimed wait completes only if it is still `delayed` and still this process's
 // (`... WHERE status = 'delayed' AND locked_by = me`), so a run canceled by endpoint 18 never goes
 // on. A process that dies holding a lease leaves its jobs to be claimed again once the lease ends;
-// a graceful stop hands its leases back at once.
+// a graceful stop hands its leases back at once. The same goes for the `pending` jobs of runs a
+// trigger or a scheduler was running (lease.ts): once their lease has run out, they are claimed and
+// their runs resumed, so a run never stays pending after its process died.
 //
 // Timing: after a round that found nothing more to do, the scheduler sleeps until the next due job
 // (read from the jobs_due index), at most `pollMs` (other processes may schedule earlier jobs), and
@@ -27,7 +29,7 @@ export interface SchedulerOptions {
   batch?: number;
   /** Jobs of a batch run at the same time (default 4). */
   concurrency?: number;
-  /** How long a claim holds before another process may take the job (default 60 s). */
+  /** How long a claim holds before another process may take the job (default 60 s, lease.ts). */
   leaseMs?: number;
   /** This process's id in `locked_by` and in execution details. */
   worker?: string;
@@ -60,8 +62,8 @@ export class Scheduler {
     this.pollMs = Math.max(10, options.pollMs ?? 250);
     this.batch = options.batch ?? 100;
     this.concurrency = options.concurrency ?? 4;
-    this.leaseMs = options.leaseMs ?? 60_000;
-    this.worker = options.worker ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.leaseMs = options.leaseMs ?? leaseMs();
+    this.worker = options.worker ?? processWorker;
     this.onError = options.onError ?? ((err) => console.error('scheduler:', err));
   }
 
@@ -136,8 +138,10 @@ export class Scheduler {
   async runDue(now = Date.now()): Promise<number> {
     const claimed = await this.claim(now);
     if (claimed.length === 0) return 0;
+    crashPoint('after-claim');
     const firedAt = new Date();
     const ids = [...(await this.endWaits(claimed, firedAt))];
+    crashPoint('after-wait');
     if (ids.length === 0) return claimed.length;
     const k = this.store.kysely;
     const jobs = await k.selectFrom('jobs').selectAll().where('notification_id', 'in', ids).orderBy('notification_id').orderBy('step_index').execute();
@@ -177,7 +181,10 @@ export class Scheduler {
     return claimed.length;
   }
 
-  /** Marks up to `batch` due, unclaimed jobs as this process's, in one statement. */
+  /**
+   * Marks up to `batch` due, unclaimed jobs as this process's, in one statement each: waits that are
+   * due first, then pending jobs whose lease ran out (their process died, lease.ts).
+   */
   private async claim(now: number): Promise<JobRow[]> {
     const k = this.store.kysely;
     let due = k
@@ -189,19 +196,46 @@ export class Scheduler {
       .orderBy('run_at')
       .limit(this.batch);
     if (this.store.dialect === 'postgres') due = due.forUpdate().skipLocked();
-    return k
+    const waits = await k
       .updateTable('jobs')
       .set({ locked_by: this.worker, locked_until: now + this.leaseMs })
       .where('id', 'in', due)
       .where('status', 'in', WAITING)
       .returningAll()
       .execute();
+    if (waits.length >= this.batch) return waits;
+    let abandoned = k
+      .selectFrom('jobs')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('locked_until', '<', now)
+      .orderBy('locked_until')
+      .limit(this.batch - waits.length);
+    if (this.store.dialect === 'postgres') abandoned = abandoned.forUpdate().skipLocked();
+    const pending = await k
+      .updateTable('jobs')
+      .set({ locked_by: this.worker, locked_until: now + this.leaseMs })
+      .where('id', 'in', abandoned)
+      .where('status', '=', 'pending')
+      .where('locked_until', '<', now)
+      .returningAll()
+      .execute();
+    return [...waits, ...pending];
   }
 
   /** When the next unclaimed waiting job is due (epoch ms), if there is one. */
   private async nextDue(): Promise<number | undefined> {
     const now = Date.now();
     let next: number | undefined;
+    const lease = await this.store.kysely
+      .selectFrom('jobs')
+      .select('locked_until')
+      .where('status', '=', 'pending')
+      .where('locked_until', 'is not', null)
+      .orderBy('locked_until')
+      .limit(1)
+      .executeTakeFirst();
+    if (lease?.locked_until != null) next = Number(lease.locked_until) + 1;
     for (const status of WAITING) {
       const row = await this.store.kysely
         .selectFrom('jobs')
@@ -220,14 +254,15 @@ export class Scheduler {
   /**
    * Ends the claimed waits, in one transaction: a `delayed` job completes, only if it is still
    * delayed and still this process's, and the step after it becomes `queued` under this process's
-   * lease. A `queued` job (left by a process that died) is run as it is. Returns the runs to go on with.
+   * lease, with the steps after it. A `queued` job (left by a process that died) and a `pending` one
+   * (its lease ran out) are run as they are. Returns the runs to go on with.
    */
   private async endWaits(claimed: JobRow[], now: Date): Promise<Set<string>> {
     const iso = now.toISOString();
     return inTransaction(this.store, async (trx) => {
       const go = new Set<string>();
       for (const job of claimed) {
-        if (job.status === 'queued') {
+        if (job.status === 'queued' || job.status === 'pending') {
           go.add(job.notification_id);
           continue;
         }
@@ -252,12 +287,20 @@ export class Scheduler {
           .where('locked_by', '=', this.worker)
           .executeTakeFirst();
         if (Number(done.numUpdatedRows) === 0) continue;
+        if (job.run_at !== null) schedulerLateness.observe(Math.max(0, now.getTime() - Number(job.run_at)) / 1000);
         // A run's jobs have step_index 0..n-1 (planRun), so the next step is step_index + 1.
         await trx.kysely
           .updateTable('jobs')
           .set({ status: 'queued', run_at: now.getTime(), locked_by: this.worker, locked_until: now.getTime() + this.leaseMs, updated_at: iso })
           .where('notification_id', '=', job.notification_id)
           .where('step_index', '=', job.step_index + 1)
+          .where('status', '=', 'pending')
+          .execute();
+        await trx.kysely
+          .updateTable('jobs')
+          .set({ locked_by: this.worker, locked_until: now.getTime() + this.leaseMs })
+          .where('notification_id', '=', job.notification_id)
+          .where('step_index', '>', job.step_index + 1)
           .where('status', '=', 'pending')
           .execute();
         go.add(job.notification_id);

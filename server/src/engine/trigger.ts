@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS } from '../schemas.ts';
 import type { StoredStep, SubscriberRow, WorkflowRow } from '../views.ts';
+import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
 import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
 import { inTransaction, type JobOutcome, type JobRow, type Store } from './types.ts';
@@ -25,6 +26,12 @@ export interface TriggerInput {
 export interface TriggerOptions {
   /** The clock of the run (the seed triggers in the past); defaults to now. */
   now?: Date;
+  /**
+   * Called inside the transaction that records the runs, with the trigger's answer: what must be
+   * durable together with the runs (the request's idempotency key, so a retry after a crash replays
+   * the answer instead of triggering again).
+   */
+  onRecorded?: (trx: Store, transactionId: string) => Promise<void>;
 }
 
 export interface TriggerResult {
@@ -36,9 +43,10 @@ const INSERT_CHUNK = 200;
 
 /**
  * Triggers a workflow: for each recipient (created or updated as `to` says) one Notification and one
- * Job per workflow step, written in one transaction; then each run goes as far as it can now
- * (in-app steps write their messages; the first step that has to wait stops it, see `advance`).
- * An unknown or inactive workflow is a 422.
+ * Job per workflow step, written in one transaction, every job under this process's lease (see
+ * lease.ts: if the process dies, another resumes the runs); then each run goes as far as it can now
+ * (in-app steps write their messages; the first step that has to wait stops it, see `advance`),
+ * letting the event loop serve other requests between runs. An unknown or inactive workflow is a 422.
  */
 export async function trigger(store: Store, tenant: Tenant, input: TriggerInput, options: TriggerOptions = {}): Promise<TriggerResult> {
   const now = options.now ?? new Date();
@@ -66,11 +74,14 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     );
     await insertChunked(trx, 'notifications', runs.map((r) => r.notification));
     await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs));
+    await options.onRecorded?.(trx, transactionId);
     return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
   });
+  crashPoint('after-commit');
 
   const runs: TriggerResult['runs'] = [];
-  for (const run of planned) {
+  for (const [i, run] of planned.entries()) {
+    if (i > 0) await yieldToLoop(store);
     const outcome = await advance(store, run.notification.id, {
       now,
       jobs: run.jobs as JobRow[],
@@ -93,6 +104,7 @@ export function planRun(
   now: Date,
 ) {
   const iso = now.toISOString();
+  const leaseEnd = Date.now() + leaseMs();
   const steps = parseJson<StoredStep[]>(workflow.steps, []);
   const payload = toJson(input.payload ?? {});
   const overrides = toJson(input.overrides ?? {});
@@ -149,8 +161,9 @@ export function planRun(
         execution_details: '[]',
         provider_id: null,
         run_at: null,
-        locked_by: null,
-        locked_until: null,
+        // This process runs the steps now; if it dies, another takes them over once the lease ends.
+        locked_by: processWorker,
+        locked_until: leaseEnd,
         created_at: iso,
         updated_at: iso,
       }) satisfies Insertable<JobTable>,
@@ -164,6 +177,7 @@ async function insertChunked<T extends 'notifications' | 'jobs'>(
   rows: (T extends 'jobs' ? Insertable<JobTable> : Insertable<NotificationTable>)[],
 ) {
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    if (i > 0) await yieldToLoop(store);
     await store.kysely
       .insertInto(table)
       .values(rows.slice(i, i + INSERT_CHUNK) as never)

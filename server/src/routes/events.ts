@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppContext } from '../app.ts';
 import { trigger } from '../engine/trigger.ts';
+import { recordWith } from '../idempotency.ts';
 import { JsonObject } from '../schemas.ts';
 
 // POST /v1/events/trigger (decisions.md, "Beyond the spec"): runs a workflow for one or more
@@ -32,7 +33,13 @@ export const TriggerBody = Type.Object({
 
 export function eventRoutes(app: App, ctx: AppContext) {
   app.post('/v1/events/trigger', { schema: { body: TriggerBody } }, async (request, reply) => {
-    const { transactionId } = await trigger(ctx.db, request.tenant, request.body);
-    return reply.code(201).send({ acknowledged: true, status: 'processed', transactionId });
+    const answer = (transactionId: string) => ({ acknowledged: true, status: 'processed', transactionId });
+    // The idempotency key is answered in the transaction that records the runs: a retry after a
+    // crash replays this answer, never triggers again.
+    const record = await recordWith(ctx.db, request, 201);
+    const { transactionId } = await trigger(ctx.db, request.tenant, request.body, {
+      onRecorded: record && ((trx, id) => record(trx, answer(id))),
+    });
+    return reply.code(201).send(answer(transactionId));
   });
 }
