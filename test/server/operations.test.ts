@@ -182,7 +182,9 @@ describe('overload', () => {
 
 describe('graceful shutdown', () => {
   it('SIGTERM lets a large trigger in flight finish every step, then the process exits', async () => {
-    const server = await startServer();
+    // Draining is what is tested, not its time limit: 1,200 writes on a busy machine (PostgreSQL,
+    // each also telling open streams) may take longer than the default 10 s.
+    const server = await startServer({ NOTIF_SHUTDOWN_TIMEOUT_MS: '120000' });
     try {
       await createWorkflow(server, {
         workflowId: 'ops-big',
