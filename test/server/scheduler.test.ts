@@ -7,8 +7,9 @@ import { dueAt, getNotification, notificationOf, sleep, waitFor } from './engine
 // The scheduler is persistent: a restart in the middle of a wait (graceful, or kill -9) loses
 // nothing, and the step still fires on time; a process started after the due time runs what is overdue.
 
-// Long enough for a restart (a server process takes 1.5-2.5 s to start on a CI machine).
-const DELAY_S = 5;
+// Long enough for a restart (a server process takes 1.5-2.5 s to start on a quiet CI machine, and a
+// graceful stop now also drains requests and closes streams; a busy machine takes several seconds).
+const DELAY_S = 8;
 
 async function deliveredOnTime(server: TestServer, subscriberId: string, notificationId: string, due: number) {
   const m = await waitFor(`the message for ${subscriberId}`, async () => (await getFeed(server, subscriberId)).data[0], 10_000);
