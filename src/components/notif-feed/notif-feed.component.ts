@@ -20,18 +20,22 @@ const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,acti
 /** The feed's parts and its messages', as `<notif-bell>` exports them. */
 export const FEED_PARTS = 'base,header,title,mark-all-button,close-button,tabs,tab,tab-selected,panel,new-button,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
-/** Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the messages. */
+/** The row an event came through: its target's, or that of content an app slotted into it. */
+const rowOf = (e: Event) => e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined;
+
+/**
+ * Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the
+ * messages. A key from inside a row, from content an app slotted into it too (whose target is not
+ * the row), is the list's own.
+ */
 export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
-  if (feed && !e.defaultPrevented && /^Arrow(Up|Down)$/.test(e.key) && (e.target as Element).localName != 'notif-message') {
+  if (feed && !e.defaultPrevented && /^Arrow(Up|Down)$/.test(e.key) && !rowOf(e)) {
     e.preventDefault();
     feed.focus();
   }
 };
 
 const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
-
-/** The row an event came through: its target's, or that of content an app slotted into it. */
-const rowOf = (e: Event) => e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined;
 /** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
 type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
 
@@ -152,6 +156,8 @@ export class NotifFeed extends InboxElement {
   #declined = new WeakSet<Message>();
   /** The light-DOM hosts of custom rendering, by slot name. */
   #hosts = new Map<string, Host>();
+  /** The hooks in use when the hosts were last rendered. */
+  #hooksRendered = '';
 
   constructor() {
     super();
@@ -203,7 +209,11 @@ export class NotifFeed extends InboxElement {
     // The tab stop: the active message when it is loaded, else the first.
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     // The rendered rows' custom pieces follow every layout (rows come and go as the view moves).
-    void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId).then(() => this.#render());
+    const laid = this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
+    // When the app changed the hooks, also this update at once (the layout puts the rows it keeps up
+    // to date before its first await): the hosts no hook needs now are gone once the update completes.
+    if (`${this.#hooks()}` != this.#hooksRendered) this.#render();
+    void laid.then(() => this.#render());
     if (this.#sentinelVisible) void this.#pump();
   }
 
@@ -238,6 +248,7 @@ export class NotifFeed extends InboxElement {
     const outer = this.#outer;
     const old = this.#hosts;
     const hosts = (this.#hosts = new Map());
+    this.#hooksRendered = `${this.#hooks()}`;
     let moved = false;
     if (!gone) {
       const hooks = this.#hooks();
