@@ -133,14 +133,14 @@ export class NotifFeed extends InboxElement {
       const custom = hooks[0] == 'Message' && !this.#declined.has(m);
       const row = Object.assign(li.firstChild as NotifMessage, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       // The row's slots for the custom pieces, each forwarding the host of that piece (see #render).
-      const slots = (custom || hooks[0] != 'Message' ? hooks : []).map((h) => h.toLowerCase());
+      const slots = this.#pieces(custom).map((h) => h.toLowerCase());
       if (row.dataset.slots != `${slots}`) {
         row.dataset.slots = `${slots}`;
         row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
       }
       return li;
     },
-    () => (this.embedded ? this.renderRoot.querySelector('#panel') : null),
+    () => this.#panel,
   );
   #layout = () => void this.#window.layout().then(() => this.#render());
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
@@ -187,7 +187,7 @@ export class NotifFeed extends InboxElement {
       (entries) => {
         if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
       },
-      { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '400px' },
+      { root: this.#panel, rootMargin: '400px' },
     )).observe(this.renderRoot.querySelector('.sentinel')!);
   }
 
@@ -229,6 +229,12 @@ export class NotifFeed extends InboxElement {
     return set[0] == 'Message' ? ['Message'] : set;
   }
 
+  /** The custom pieces of a row: those of the hooks in use, but none for a row renderMessage declined (`custom` false). */
+  #pieces(custom: boolean): Hook[] {
+    const hooks = this.#hooks();
+    return custom || hooks[0] != 'Message' ? hooks : [];
+  }
+
   /**
    * Gives every shown row's custom pieces their host, rendered with the current message (cleaned up
    * and rendered again, into a new host, when the message or the renderer changed); cleans up and
@@ -240,10 +246,9 @@ export class NotifFeed extends InboxElement {
     const hosts = (this.#hosts = new Map());
     let moved = false;
     if (!gone) {
-      const hooks = this.#hooks();
       for (const row of this.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
         const m = row.message!;
-        for (const h of row.custom ? hooks : hooks[0] == 'Message' ? [] : hooks) {
+        for (const h of this.#pieces(row.custom)) {
           const name = `notif-${h.toLowerCase()}-${m._id}`;
           const fn = hook(outer, h)!;
           let host = old.get(name);
@@ -286,9 +291,14 @@ export class NotifFeed extends InboxElement {
     this.#top = messages[0]?._id;
   }
 
+  /** The panel when it scrolls (inside the bell), else null: the page scrolls. */
+  get #panel(): HTMLElement | null {
+    return this.embedded ? this.renderRoot.querySelector('#panel') : null;
+  }
+
   /** The feed is scrolled down: its top is out of view. */
   #away() {
-    return this.embedded ? this.renderRoot.querySelector('#panel')?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
+    return this.embedded ? this.#panel!.scrollTop > 0 : this.getBoundingClientRect().top < 0;
   }
 
   /**
@@ -311,7 +321,7 @@ export class NotifFeed extends InboxElement {
         // is not rendered, as in a closed popover.)
         const sentinel = this.renderRoot.querySelector('.sentinel')!;
         const rect = sentinel.getBoundingClientRect();
-        if (!rect.height || rect.top > (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400) {
+        if (!rect.height || rect.top > (this.embedded ? this.#panel!.getBoundingClientRect().bottom : innerHeight) + 400) {
           this.#observer!.unobserve(sentinel);
           this.#observer!.observe(sentinel);
           break;
@@ -365,7 +375,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${() => (this.#layout(), this.#new && !this.#away() && this.requestUpdate())}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.renderRoot.querySelector('#panel')!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
             : nothing
         }${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
