@@ -28,12 +28,17 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
   }
 };
 
-const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
+/** An element's renderer of a piece (`render<Hook>`). */
+export const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
 
 /** The row an event came through: its target's, or that of content an app slotted into it. */
 const rowOf = (e: Event) => e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined;
 /** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
-type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
+export type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
+
+/** custom-hosts.ts's renderer, once that module is loaded (it registers itself). */
+let renderHosts: typeof import('./custom-hosts.ts').renderHosts | undefined;
+export const setRenderHosts = (fn: NonNullable<typeof renderHosts>) => void (renderHosts = fn);
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -236,50 +241,15 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Gives every shown row's custom pieces their host, rendered with the current message (cleaned up
-   * and rendered again, into a new host, when the message or the renderer changed); cleans up and
-   * removes the hosts of rows that went (`gone`: all of them).
+   * Gives every shown row's custom pieces their host (custom-hosts.ts: in the ES build a chunk of its
+   * own, loaded once a hook is set, as only some pages render messages their own way); `gone`: the
+   * rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
-    const outer = this.#outer;
-    const old = this.#hosts;
-    const hosts = (this.#hosts = new Map());
-    let moved = false;
-    if (!gone) {
-      for (const row of this.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
-        const m = row.message!;
-        for (const h of this.#pieces(row.custom)) {
-          const name = `notif-${h.toLowerCase()}-${m._id}`;
-          const fn = hook(outer, h)!;
-          let host = old.get(name);
-          old.delete(name);
-          if (host?.[1] != m || host[2] != fn) {
-            // A fresh host each time: what the app rendered into the old one stays the app's to tear
-            // down (a React portal or a Vue teleport does so after the cleanup, asynchronously).
-            host?.[3]?.();
-            host?.[0].remove();
-            const el = outer.appendChild(document.createElement('div'));
-            el.slot = name;
-            const done = fn(el, m, row.actions);
-            // Declined: the built-in piece shows (for the whole row, once the row renders again).
-            if (done === false) {
-              el.remove();
-              if (row.custom) this.#declined.add(m), this.requestUpdate();
-            }
-            host = [el, m, fn, done || undefined];
-            moved = true;
-          }
-          hosts.set(name, host);
-        }
-      }
-    }
-    for (const [el, , , done] of old.values()) {
-      done?.();
-      el.remove();
-      moved = true;
-    }
-    // The bell forwards its hosts' slots to this feed (a feed that went needs them no more).
-    if (moved && !gone && outer != this) outer.requestUpdate();
+    if (renderHosts) this.#hosts = renderHosts(this, this.#outer, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
+    // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
+    else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks().length)
+      void import('./custom-hosts.ts').then(() => this.#render());
   }
 
   /** New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for the button. */
