@@ -268,7 +268,7 @@ export class NotifFeed extends InboxElement {
 
   /** The feed is scrolled down: its top is out of view. */
   #away() {
-    return this.embedded ? this.#panel!.scrollTop > 0 : this.getBoundingClientRect().top < 0;
+    return this.embedded ? this.#panel?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
   }
 
   /**
