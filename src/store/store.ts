@@ -188,10 +188,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           if (this.#leader && this.counted) this.#post(this.state.unseenCount);
         } else if (typeof data == 'number') this.#countChanged(data);
         else if (Array.isArray(data)) this.#onLive(data);
-        else if (data === 'stale') {
-          this.#stale = true;
-          if (this.#openFeeds) void this.#fetchFirst();
-        } else this.#sync(data);
+        else if (data === 'stale') this.#refetch();
+        else this.#sync(data);
       };
       this.#post('hello');
     }
@@ -336,10 +334,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #onLive([type, data, id]: Live) {
     if (id) this.#lastId = id;
     if (type == 'unseen') this.#countChanged(data.count);
-    else if (type == 'refetch') {
-      this.#stale = true;
-      if (this.#openFeeds) void this.#fetchFirst();
-    } else if (type == 'message') {
+    else if (type == 'refetch') this.#refetch();
+    else if (type == 'message') {
       // Once per browser: the first tab to take this message's lock tells the page (a visible tab
       // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
       const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message: data } }));
@@ -355,7 +351,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #post(note: Note) {
     this.#channel?.postMessage(note);
   }
-
 
   /** Applies a change of messages and count. */
   #sync({ upsert = [], remove = [], all, count }: Sync) {
@@ -440,6 +435,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#moreCtrl?.abort();
     this.#moreCtrl = undefined;
     if (this.state.loadingMore) this.#set({ loadingMore: false });
+  }
+
+  /** The first page is stale: refetched now when a feed is open, else when one opens. */
+  #refetch() {
+    this.#stale = true;
+    if (this.#openFeeds) void this.#fetchFirst();
   }
 
   /** Refetches the first page; resolves when the latest such request is answered. */

@@ -90,6 +90,8 @@ export interface NotifPreferencesAttributes {
   'poll-interval'?: number | string;
   /** Messages per page, 1..100 (default 20). */
   'page-size'?: number | string;
+  /** `auto` (default): the service's stream of changes when it has one, else polling; `poll`: polling only. */
+  'live'?: string;
   /** BCP 47 locale for texts, times and numbers; default: the page's language. */
   'locale'?: string;
   /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */

@@ -35,9 +35,14 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
   }
 };
 
-const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
+/** An element's renderer of a piece (`render<Hook>`). */
+export const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
 /** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
-type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
+export type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
+
+/** custom-hosts.ts's renderer, once that module is loaded (it registers itself). */
+let renderHosts: typeof import('./custom-hosts.ts').renderHosts | undefined;
+export const setRenderHosts = (fn: NonNullable<typeof renderHosts>) => void (renderHosts = fn);
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -137,14 +142,14 @@ export class NotifFeed extends InboxElement {
       const custom = hooks[0] == 'Message' && !this.#declined.has(m);
       const row = Object.assign(li.firstChild as NotifMessage, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       // The row's slots for the custom pieces, each forwarding the host of that piece (see #render).
-      const slots = (custom || hooks[0] != 'Message' ? hooks : []).map((h) => h.toLowerCase());
+      const slots = this.#pieces(custom).map((h) => h.toLowerCase());
       if (row.dataset.slots != `${slots}`) {
         row.dataset.slots = `${slots}`;
         row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
       }
       return li;
     },
-    () => (this.embedded ? this.renderRoot.querySelector('#panel') : null),
+    () => this.#panel,
   );
   #layout = () => void this.#window.layout().then(() => this.#render());
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
@@ -193,7 +198,7 @@ export class NotifFeed extends InboxElement {
       (entries) => {
         if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
       },
-      { root: this.embedded ? this.renderRoot.querySelector('#panel') : null, rootMargin: '400px' },
+      { root: this.#panel, rootMargin: '400px' },
     )).observe(this.renderRoot.querySelector('.sentinel')!);
   }
 
@@ -239,53 +244,23 @@ export class NotifFeed extends InboxElement {
     return set[0] == 'Message' ? ['Message'] : set;
   }
 
+  /** The custom pieces of a row: those of the hooks in use, but none for a row renderMessage declined (`custom` false). */
+  #pieces(custom: boolean): Hook[] {
+    const hooks = this.#hooks();
+    return custom || hooks[0] != 'Message' ? hooks : [];
+  }
+
   /**
-   * Gives every shown row's custom pieces their host, rendered with the current message (cleaned up
-   * and rendered again, into a new host, when the message or the renderer changed); cleans up and
-   * removes the hosts of rows that went (`gone`: all of them).
+   * Gives every shown row's custom pieces their host (custom-hosts.ts: in the ES build a chunk of its
+   * own, loaded once a hook is set, as only some pages render messages their own way); `gone`: the
+   * rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
-    const outer = this.#outer;
-    const old = this.#hosts;
-    const hosts = (this.#hosts = new Map());
     this.#hooksRendered = `${this.#hooks()}`;
-    let moved = false;
-    if (!gone) {
-      const hooks = this.#hooks();
-      for (const row of this.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
-        const m = row.message!;
-        for (const h of row.custom ? hooks : hooks[0] == 'Message' ? [] : hooks) {
-          const name = `notif-${h.toLowerCase()}-${m._id}`;
-          const fn = hook(outer, h)!;
-          let host = old.get(name);
-          old.delete(name);
-          if (host?.[1] != m || host[2] != fn) {
-            // A fresh host each time: what the app rendered into the old one stays the app's to tear
-            // down (a React portal or a Vue teleport does so after the cleanup, asynchronously).
-            host?.[3]?.();
-            host?.[0].remove();
-            const el = outer.appendChild(document.createElement('div'));
-            el.slot = name;
-            const done = fn(el, m, row.actions);
-            // Declined: the built-in piece shows (for the whole row, once the row renders again).
-            if (done === false) {
-              el.remove();
-              if (row.custom) this.#declined.add(m), this.requestUpdate();
-            }
-            host = [el, m, fn, done || undefined];
-            moved = true;
-          }
-          hosts.set(name, host);
-        }
-      }
-    }
-    for (const [el, , , done] of old.values()) {
-      done?.();
-      el.remove();
-      moved = true;
-    }
-    // The bell forwards its hosts' slots to this feed (a feed that went needs them no more).
-    if (moved && !gone && outer != this) outer.requestUpdate();
+    if (renderHosts) this.#hosts = renderHosts(this, this.#outer, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
+    // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
+    else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks().length)
+      void import('./custom-hosts.ts').then(() => this.#render());
   }
 
   /** New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for the button. */
@@ -297,9 +272,14 @@ export class NotifFeed extends InboxElement {
     this.#top = messages[0]?._id;
   }
 
+  /** The panel when it scrolls (inside the bell), else null: the page scrolls. */
+  get #panel(): HTMLElement | null {
+    return this.embedded ? this.renderRoot.querySelector('#panel') : null;
+  }
+
   /** The feed is scrolled down: its top is out of view. */
   #away() {
-    return this.embedded ? this.renderRoot.querySelector('#panel')?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
+    return this.embedded ? this.#panel?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
   }
 
   /**
@@ -322,7 +302,7 @@ export class NotifFeed extends InboxElement {
         // is not rendered, as in a closed popover.)
         const sentinel = this.renderRoot.querySelector('.sentinel')!;
         const rect = sentinel.getBoundingClientRect();
-        if (!rect.height || rect.top > (this.embedded ? this.renderRoot.querySelector('#panel')!.getBoundingClientRect().bottom : innerHeight) + 400) {
+        if (!rect.height || rect.top > (this.embedded ? this.#panel!.getBoundingClientRect().bottom : innerHeight) + 400) {
           this.#observer!.unobserve(sentinel);
           this.#observer!.observe(sentinel);
           break;
@@ -376,7 +356,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${() => (this.#layout(), this.#new && !this.#away() && this.requestUpdate())}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.renderRoot.querySelector('#panel')!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
             : nothing
         }${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing

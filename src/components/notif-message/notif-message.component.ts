@@ -186,9 +186,8 @@ export class NotifMessage extends NotifElement {
     const who = clip(typeof actor == 'object' ? actor?.name : actor).slice(0, 200);
     const date = isNaN(+created) ? '' : formatDate(created, locale);
     // The dot sits in the link but is placed on the row (the nearest positioned box).
-    const link = html`${m.read
-      ? nothing
-      : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`}<slot name="subject"><span
+    const dot = m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`;
+    const link = html`${dot}<slot name="subject"><span
         part="subject"
         class="subject"
         >${title || t.openNotification}</span
@@ -199,7 +198,7 @@ export class NotifMessage extends NotifElement {
           class="link"
           tabindex=${tab}
           @keydown=${(e: KeyboardEvent) => e.target == e.currentTarget && e.key == 'Enter' && this.#open(m)}
-          >${m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`}<slot name="message"></slot></div
+          >${dot}<slot name="message"></slot></div
       ></div>`;
     }
     // Buttons need no type="button": there is no form in the shadow root for them to submit.

@@ -8,10 +8,9 @@ export default [
     .base {
       position: relative; display: grid; grid: none/auto minmax(0, 1fr) auto; gap: var(--_space);
       padding: var(--_space); padding-inline-start: calc(var(--_space) + .25rem);
-      background: var(--_surface);
+      background: var(--_surface); transition: background-color var(--_duration);
     }
     .unread { background: var(--_surface-unread); }
-    .base { transition: background-color var(--_duration); }
     .base:hover { background: var(--_surface-hover); }
     .dot {
       position: absolute; inset-inline-start: .375rem; inset-block-start: calc(var(--_space) + .9rem);
