@@ -2,7 +2,6 @@ import { useCallback, useEffect, useState } from 'react';
 import { createPortal } from 'react-dom';
 // Registers the elements and brings their JSX typings (attributes, properties, events).
 import 'notif-inbox/react';
-import './note-card.css';
 import type { Message, MessageActions, MessageRenderer, NotifMessageClickDetail } from 'notif-inbox/react';
 
 export interface ExampleConfig {
