@@ -2,7 +2,8 @@
 # Makes a PostgreSQL server ready for the service's test suite on a fresh Debian machine, as root:
 # installs Debian's postgresql package when it is missing, starts the cluster, lets the role
 # ${NOTIF_PG_ROLE:-notif} in without a password over the unix socket and 127.0.0.1/::1 (trust: for CI
-# machines only), gives it CREATEDB (the tests make one database per server), creates its database,
+# machines only), gives it CREATEDB (the tests make one database per server) and pg_signal_backend
+# (dropping a test database ends an autovacuum worker on it), creates its database,
 # and prints the DATABASE_URL to use on stdout (everything else goes to stderr).
 #
 #   export TEST_DATABASE_URL="$(scripts/ci-postgres.sh)" && npm run test:server:pg
@@ -77,6 +78,8 @@ if [ "$(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = '$ROLE'")" != 1 ];
 else
   psql_admin -c "ALTER ROLE \"$ROLE\" LOGIN CREATEDB" >&2
 fi
+# DROP DATABASE ... WITH (FORCE) must be able to end an autovacuum worker on a test database.
+psql_admin -c "GRANT pg_signal_backend TO \"$ROLE\"" >&2
 if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
   log "creating database $DB"
   psql_admin -c "CREATE DATABASE \"$DB\" OWNER \"$ROLE\" ENCODING 'UTF8' TEMPLATE template0" >&2

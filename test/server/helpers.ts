@@ -133,7 +133,7 @@ export class TestServer {
     if (own?.created) {
       own.created = false;
       // FORCE: another process started on this database (a test's second server) may still hold a connection.
-      await adminQuery(own.adminUrl, `DROP DATABASE IF EXISTS "${own.name}" WITH (FORCE)`);
+      await dropDatabase(own.adminUrl, own.name);
     }
   }
 
@@ -181,6 +181,24 @@ async function adminQuery(adminUrl: string, statement: string): Promise<void> {
     await client.query(statement);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Drops a test database. FORCE ends other sessions on it, but PostgreSQL refuses (42501) when one of
+ * them is an autovacuum worker and the role lacks pg_signal_backend (scripts/ci-postgres.sh grants it;
+ * a developer's own role may not have it): then wait for the worker to finish and try again.
+ */
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      return;
+    } catch (err) {
+      const retriable = ['42501', '55006'].includes((err as { code?: string }).code ?? '');
+      if (!retriable || attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectErrorBody, sqlOn, startServer, TestServer } from './helpers.ts';
+import { dropDatabase, expectErrorBody, sqlOn, startServer, TestServer } from './helpers.ts';
 import { createWorkflow, triggerEvent } from './fixtures.ts';
 import { closedPort, dbQuery, waitFor } from './engine-fixtures.ts';
 
@@ -140,14 +140,7 @@ describe('readiness when the database is gone', () => {
 
       if (server.postgres) {
         // The database dropped under the server (WITH FORCE ends its connections).
-        const { default: pg } = await import('pg');
-        const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-        await admin.connect();
-        try {
-          await admin.query(`DROP DATABASE "${new URL(server.dbPath).pathname.slice(1)}" WITH (FORCE)`);
-        } finally {
-          await admin.end();
-        }
+        await dropDatabase(process.env.TEST_DATABASE_URL!, new URL(server.dbPath).pathname.slice(1));
       } else {
         // SQLite: the file is gone (a volume unmounted, a wrong clean-up).
         const { rmSync } = await import('node:fs');

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { expectErrorBody, KEYS, startServer, TestServer } from './helpers.ts';
+import { dropDatabase, expectErrorBody, KEYS, startServer, TestServer } from './helpers.ts';
 
 // PostgreSQL specifics, with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh prints one;
 // `npm run test:server:pg` runs the whole suite there). Skipped on SQLite runs.
@@ -41,7 +41,7 @@ describe('PostgreSQL: one database, two server processes', { skip }, () => {
   });
   after(async () => {
     await Promise.all([a?.dispose(), b?.dispose()]);
-    await withClient(ADMIN_URL, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    await dropDatabase(ADMIN_URL, name);
   });
 
   it('migrated the schema once, with the portable column types', async () => {
