@@ -127,6 +127,9 @@ describe('<notif-preferences>', () => {
     gear.click();
     const prefs = await waitFor(() => el.shadowRoot!.querySelector<NotifPreferences>('notif-preferences'), 'the preferences view');
     await loaded(prefs);
+    // The view fills the popover's width (it once shrank to its content: the popover is a flex row).
+    const popover = el.shadowRoot!.querySelector<HTMLElement>('[popover]')!;
+    expect(prefs.getBoundingClientRect().width).to.be.closeTo(popover.clientWidth, 1);
     const back = el.shadowRoot!.querySelector<HTMLButtonElement>('[part~="back-button"]')!;
     expect(el.shadowRoot!.activeElement).to.equal(back);
     await animationsDone();

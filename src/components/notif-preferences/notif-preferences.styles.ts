@@ -6,12 +6,13 @@ export default [
   css`
     :host { display: block; min-inline-size: 0; }
     :host([embedded]), :host([embedded]) section { block-size: 100%; }
+    :host([embedded]) { flex: 1; }
     section {
       display: flex; flex-direction: column; overflow: clip;
       background: var(--_surface); border: 1px solid var(--_border); border-radius: var(--_radius);
     }
     :host([embedded]) section { border: 0; border-radius: 0; }
-    header { display: flex; align-items: center; gap: .25rem; padding: var(--_space); border-block-end: 1px solid var(--_border); }
+    header { display: flex; align-items: center; gap: .5rem; padding: var(--_space); border-block-end: 1px solid var(--_border); }
     h2, ul, p { margin: 0; }
     h2 { font-size: 1rem; font-weight: 600; }
     .body { flex: 1; min-block-size: 0; overflow-y: auto; }
