@@ -32,9 +32,10 @@ export default defineConfig(({ mode }) => {
   return {
     plugins: [minifyTemplatesPlugin()],
     resolve: { conditions: ['production', 'module', 'browser'] },
-    // In the script-tag file <notif-preferences> is registered at once: the bell's lazy import of
-    // it is dropped there (a lazy import inside one file costs about 650 B gzip of module wrappers).
-    define: { 'process.env.NODE_ENV': '"production"', ...(scriptTag && { 'globalThis.__NOTIF_SCRIPT_TAG__': 'true' }) },
+    // In the script-tag file <notif-preferences> and custom rendering's hosts are there at once: the
+    // lazy imports of them are dropped (a lazy import inside one file costs about 650 B gzip of module
+    // wrappers). In the ES build the flag is false, so the checks of it go too.
+    define: { 'process.env.NODE_ENV': '"production"', 'globalThis.__NOTIF_SCRIPT_TAG__': `${scriptTag}` },
     publicDir: false,
     build: {
       target: 'es2022',
