@@ -153,9 +153,9 @@ export class InboxElement extends NotifElement {
             fetch: this.fetch,
             feedIdentifier: ids[1] ? ids : ids[0],
             payload: typeof payload == 'object' && payload,
-            // NaN and 0 are dropped too.
-            pollInterval: Math.max(0, this.pollInterval!),
-            pageSize: Math.min(100, Math.max(0, Math.round(this.pageSize!))),
+            // (NaN and 0 are dropped too; the store keeps both numbers in range.)
+            pollInterval: this.pollInterval,
+            pageSize: this.pageSize,
             live: this.live,
           }).filter((e) => e[1]),
         ) as unknown as InboxConfig)

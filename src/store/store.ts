@@ -137,7 +137,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     super();
     this.#key = key;
     this.config = Object.freeze({ ...config });
-    this.#pageSize = Math.min(100, Math.max(1, Math.floor(config.pageSize!))) || 20; // NaN (no page size) -> 20
+    // The one place both are kept in range (for the elements' attributes and an app's config alike).
+    this.#pageSize = Math.min(100, Math.max(0, Math.round(config.pageSize!))) || 20; // none, NaN, 0 or less -> 20
     this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
     this.#name = 'notif-inbox:' + hash(storeKey(config));
     this.#api = {
