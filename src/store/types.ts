@@ -71,6 +71,8 @@ export interface InboxStoreApi extends EventTarget {
   feedOpened(): void;
   feedClosed(): void;
   setTab(tab: InboxTab): void;
+  // The actions resolve once the server has answered (or the store gave up); they never reject: a
+  // failure is in `state` and the `error` event (a refused mutation rolled back), so callers need no catch.
   /** Refetches the unseen count and the first page. */
   refresh(): Promise<void>;
   loadMore(): Promise<void>;

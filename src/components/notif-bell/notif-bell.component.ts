@@ -138,7 +138,7 @@ export class NotifBell extends InboxElement {
   /** Marks everything seen (unless `no-auto-seen`). */
   #seeAll() {
     if (!this.noAutoSeen && this.state?.unseenCount) {
-      this.inbox!.markAllSeen().catch(() => {});
+      void this.inbox!.markAllSeen();
       emit(this, 'notif-seen-change', { messageIds: 'all', seen: true });
     }
   }

@@ -336,7 +336,7 @@ export class NotifFeed extends InboxElement {
         <header part="header">
           <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
           <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
-            this.inbox?.markAllRead().catch(() => {});
+            void this.inbox?.markAllRead();
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
           }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${this.embedded
             ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => ((this.getRootNode() as ShadowRoot).host as HTMLElement & { hide(): void }).hide()}>${closeIcon}</button>`
@@ -367,7 +367,7 @@ export class NotifFeed extends InboxElement {
     const status = state?.status;
     const error = status === 'error';
     const failed = error || status === 'offline';
-    const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh().catch(() => {})}>${t.retry}</button>`;
+    const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh()}>${t.retry}</button>`;
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>

@@ -130,9 +130,9 @@ export class NotifMessage extends NotifElement {
         // As the built-in buttons: the store marks it read too, and the event says so.
         if (!m.read) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
         emit(this, 'notif-action', { message: m, button, status: 'done' });
-        return store.action(m._id, button).catch(() => {});
+        return store.action(m._id, button);
       },
-      remove: () => store.remove(m._id).catch(() => {}),
+      remove: () => store.remove(m._id),
     };
   }
 
@@ -282,6 +282,6 @@ export class NotifMessage extends NotifElement {
   #setRead(read: boolean, m = this.message!) {
     const store = this.store;
     const id = m._id;
-    return (store && (emit(this, 'notif-read-change', { messageIds: [id], read }), (read ? store.markRead(id) : store.markUnread(id)).catch(() => {}))) || Promise.resolve();
+    return (store && (emit(this, 'notif-read-change', { messageIds: [id], read }), (read ? store.markRead(id) : store.markUnread(id)))) || Promise.resolve();
   }
 }
