@@ -11,6 +11,9 @@ const TAGS = new Set(['css', 'html', 'svg']);
 export function minifyCss(text) {
   // An attribute selector's value needs no quotes when it is an identifier ([theme='dark'] -> [theme=dark]).
   text = text.replace(/=(['"])([a-z_][\w-]*)\1\]/gi, '=$2]');
+  // Comments go first, read left to right with the strings as CSS reads them: a quote inside a
+  // comment ("the bell's icon") starts no string, and a comment inside a string is text.
+  text = text.replace(/\/\*[\s\S]*?\*\/|('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/g, (m, string) => string ?? '');
   // Keep quoted strings whole; work on the rest.
   const parts = text.split(/('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/);
   return parts
@@ -18,7 +21,6 @@ export function minifyCss(text) {
       if (i % 2 === 1) return part;
       return (
         part
-          .replace(/\/\*[\s\S]*?\*\//g, '')
           .replace(/\s+/g, ' ')
           // No space is needed around these (":" only after: ".a :hover" differs from ".a:hover").
           .replace(/ ?([{};,>]) ?/g, '$1')
