@@ -13,7 +13,7 @@ console.log(
 // The merge of this wave's work (live updates, the windowed list, custom rendering, the finishing
 // touches) left both builds over their budgets: 23,101 B and 16,067 B gzip as merged. The first trim
 // (the template minifier's CSS comments, one clamp, the ES build's script-tag flag, the default font
-// list) brought them to 22,850 B and 15,773 B, still over (by 322 B and 413 B). Until the rest is found
+// list) brought them to 22,858 B and 15,773 B, still over (by 330 B and 413 B). Until the rest is found
 // (README, "Size"), a budget that is exceeded is reported as a TODO, and those figures with room for
 // the work merged beside the trim are a ceiling that fails the run if either build grows past it.
 const CEILING = { scriptTag: 23_000, es: 15_900 };
