@@ -139,7 +139,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.config = Object.freeze({ ...config });
     // The one place both are kept in range (for the elements' attributes and an app's config alike).
     this.#pageSize = Math.min(100, Math.max(0, Math.round(config.pageSize!))) || 20; // none, NaN, 0 or less -> 20
-    this.#interval = Math.max(1000, config.pollInterval ?? 15_000);
+    this.#interval = Math.max(1000, config.pollInterval! > 0 ? config.pollInterval! : 15_000); // none, 0 or less -> 15 s
     this.#name = 'notif-inbox:' + hash(storeKey(config));
     this.#api = {
       ...config, // baseUrl, apiKey, fetch (request() reads no other key)
