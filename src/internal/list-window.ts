@@ -152,10 +152,16 @@ export class ListWindow<T> {
     return offsets;
   }
 
-  /** The visible part of the scroller (or of the page's view): top and bottom in client coordinates. */
+  /**
+   * The visible part of the scroller (or of the page's view): top and bottom in client coordinates.
+   * A scroller out of the page's view (a card below the fold) has its whole box: its rows are there
+   * before it comes into view, which no scroll or resize of the page may ever announce.
+   */
   #view(): [number, number] {
     const r = this.scroller()?.getBoundingClientRect();
-    return [Math.max(0, r?.top ?? 0), Math.min(innerHeight, r?.bottom ?? innerHeight)];
+    const top = Math.max(0, r?.top ?? 0);
+    const bottom = Math.min(innerHeight, r?.bottom ?? innerHeight);
+    return r && top >= bottom ? [r.top, r.bottom] : [top, bottom];
   }
 
   #scrollBy(dy: number) {

@@ -221,6 +221,27 @@ describe('custom rendering', () => {
     expect(el.querySelectorAll('[slot^="notif-"]')).to.have.length(0);
   });
 
+  it('an embedded feed out of view (below the fold of a scrolling container) and the bell\'s popover show every custom row', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 4);
+    const { baseUrl, apiKey } = await testServer();
+    const { render } = appRow();
+    // As the playground's states page: a card of fixed height far below what shows, never scrolled to.
+    const box = await fixture<HTMLElement>(html`<div class="scroller"><div class="spacer"></div><notif-feed embedded base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed></div>`);
+    box.prepend(Object.assign(document.createElement('style'), { textContent: '.scroller { block-size: 20rem; overflow: auto; } .spacer { block-size: 150vh; } .scroller notif-feed { block-size: 26rem; }' }));
+    const el = box.querySelector('notif-feed')!;
+    el.renderMessage = render;
+    const feed = new FeedHarness(el);
+    const appRows = (f: FeedHarness) => f.messages.filter((m) => slotted(m.el)[0]?.className === 'app-row').length;
+    await waitFor(() => appRows(feed) === 4, 'four app rows in the feed out of view');
+    expect(feed.messages.filter((m) => m.unread)).to.have.length(4);
+
+    const bellEl = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-bell>`);
+    bellEl.renderMessage = render;
+    const popover = await new BellHarness(bellEl).open();
+    await waitFor(() => appRows(popover) === 4, 'four app rows in the popover');
+  });
+
   it('slots for header actions, loading and error', async () => {
     const { baseUrl, apiKey } = await testServer();
     const sub = await uniqueSubscriber();

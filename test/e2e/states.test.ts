@@ -65,9 +65,8 @@ test('every state side by side, on real subscribers made at page load, again the
   await page.locator('notif-bell[data-for="many"] [part~="badge"]', { hasText: '99+' }).waitFor();
   await page.locator('notif-bell[data-for="three"] [part~="badge"]', { hasText: '3' }).waitFor();
 
-  // The custom-render state: the notes in the page's own markup (styled by its CSS). Only the first
-  // row is shown in this embedded feed for now (the list window is not laid out again once the custom
-  // hosts arrive): the test below, a TODO, checks all four.
+  // The custom-render state: the notes in the page's own markup (styled by its CSS); the test below
+  // checks all four.
   const notes = card('Custom rendering').locator('.app-note');
   await notes.first().waitFor();
   assert.equal(await notes.first().evaluate((el) => getComputedStyle(el).borderInlineStartStyle), 'solid');
@@ -99,10 +98,13 @@ test('a theme control restyles every state and writes the CSS to copy', { timeou
   assert.doesNotMatch((await page.locator('#theme-snippet').textContent()) ?? '', /--notif-color-surface:/);
 });
 
-test('the custom-render state shows all four notes with their unread marks', { todo: 'an embedded feed with renderMessage renders one row', timeout: 120_000 }, async () => {
+// The card is below the fold and never scrolled to: its list still shows every row (and so does the
+// right-to-left card's, as far below).
+test('the custom-render state shows all four notes with their unread marks', { timeout: 120_000 }, async () => {
   await page.goto(url);
   await page.locator('html[data-states-ready]').waitFor({ timeout: 90_000 });
   const custom = card('Custom rendering');
   await custom.locator('.app-note').nth(3).waitFor({ timeout: 10_000 });
   assert.equal(await custom.locator('[part~="unread-dot"]').count(), 2, 'the unread marks stay');
+  await card('Right to left').locator('notif-message').nth(2).waitFor({ timeout: 10_000 });
 });
