@@ -39,9 +39,20 @@ type Note =
 const desc = (x: string, y: string) => +(x < y) - +(x > y);
 const newestFirst = (a: Message, b: Message) => desc(a.createdAt, b.createdAt) || desc(a._id, b._id);
 
-/** `base` with `incoming` merged in by `_id` (incoming wins), newest first. */
-const merge = (base: readonly Message[], incoming: readonly Message[]): Message[] =>
-  [...new Map([...base, ...incoming].map((m) => [m._id, m])).values()].sort(newestFirst);
+/**
+ * `base` with `incoming` merged in by `_id` (incoming wins), newest first. A message that did not
+ * change keeps the object it had in `known` (what is loaded), so the elements and an app's
+ * renderMessage see it unchanged: its JSON, small (the projection), is compared only for ids in both.
+ */
+const merge = (base: readonly Message[], incoming: readonly Message[], known = base): Message[] => {
+  const had = new Map(known.map((m) => [m._id, m]));
+  const byId = new Map(base.map((m) => [m._id, m]));
+  for (const m of incoming) {
+    const old = had.get(m._id);
+    byId.set(m._id, old && JSON.stringify(old) == JSON.stringify(m) ? old : m);
+  }
+  return [...byId.values()].sort(newestFirst);
+};
 
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
 /** Exponential backoff with jitter from `base` after `n` failures (at most 5 min), or `Retry-After` when longer. */
@@ -476,7 +487,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#stale = false;
     this.#fetchedAt = Date.now();
     this.#set({
-      messages: merge(joins ? old.filter((m) => newestFirst(m, page.at(-1)!) > 0) : [], page),
+      messages: merge(joins ? old.filter((m) => newestFirst(m, page.at(-1)!) > 0) : [], page, old),
       hasMore: joins ? this.state.hasMore : !!res.hasMore,
       totalCount: res.totalCount,
       loaded: true,

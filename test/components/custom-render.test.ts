@@ -52,9 +52,7 @@ describe('custom rendering', () => {
 
   async function feedFor(subscriberId: string, set: Partial<Record<'renderMessage' | 'renderSubject' | 'renderBody' | 'renderAvatar' | 'renderActions', MessageRenderer>>) {
     const { baseUrl, apiKey } = await testServer();
-    // Polling (never due in a test) rather than the stream: a live refresh of the first page gives every
-    // row a new message object, rendered again, which would blur what these tests count.
-    const el = await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${subscriberId} api-key=${apiKey} live="poll"></notif-feed>`);
+    const el = await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${subscriberId} api-key=${apiKey}></notif-feed>`);
     Object.assign(el, set);
     return new FeedHarness(el);
   }
@@ -104,6 +102,25 @@ describe('custom rendering', () => {
     expect(log.cleanups.at(-1)).to.equal(id);
     balanced(0);
     expect(feed.el.querySelectorAll('[slot^="notif-"]')).to.have.length(0);
+  });
+
+  it('a message arriving (the stream, a first-page refresh) renders its row alone: the unchanged rows are not rendered again', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 2);
+    const { log, render } = appRow();
+    const feed = await feedFor(sub, { renderMessage: render });
+    await feed.loaded(2);
+    await waitFor(() => log.renders.length === 2, 'two renders');
+    const first = [...log.renders];
+    const { baseUrl } = await testServer();
+    const { _id } = await (await api()).getSubscriber(sub);
+    await waitFor(async () => (await (await fetch(`${baseUrl}/__streams`)).json()).bySubscriber[_id], 'the stream to open');
+    await trigger(workflowId, sub, { title: 'Fresh', body: 'news' });
+    await waitFor(() => feed.messages.length === 3 && slotted(feed.messages[0]!.el)[0]?.textContent === 'Fresh (new)', 'the new row');
+    await feed.el.updateComplete;
+    expect(log.renders.slice(2), 'only the new message rendered').to.deep.equal([feed.messages[0]!.id]);
+    expect(log.cleanups, 'no row cleaned up').to.deep.equal([]);
+    expect(feed.messages.slice(1).map((m) => m.id)).to.deep.equal(first);
   });
 
   it('keyboard, focus and unread semantics around custom rows; open() fires the click event', async () => {

@@ -177,6 +177,26 @@ describe('InboxStore', () => {
     expect(store.state.hasMore).to.equal(false);
   });
 
+  it('a first-page refresh keeps the object of every message that did not change', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 3);
+    const store = track(new InboxStore(c));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded && store.state.messages.length === 3, 'first page');
+    const [newest, middle, oldest] = store.state.messages;
+    // On the server: one message read, one new.
+    await (await api()).markAs(c.subscriberId, { messageId: middle!._id, markAs: 'read' });
+    await trigger(workflowId, c.subscriberId, { title: 'Fresh', body: 'news' });
+    await store.refresh();
+    const after = store.state.messages;
+    expect(after.map((m) => m.subject)).to.deep.equal(['Fresh', 'Message 2', 'Message 1', 'Message 0']);
+    expect(after[1], 'unchanged: the same object').to.equal(newest);
+    expect(after[3], 'unchanged: the same object').to.equal(oldest);
+    expect(after[2], 'read on the server: a new object').to.not.equal(middle);
+    expect(after[2]!.read).to.equal(true);
+  });
+
   it('clamps the page size to 1..100', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 2);
