@@ -20,5 +20,5 @@ export type * from './store/types.ts';
 export { NotifApiError } from './api/request.ts';
 export type { NotifClientOptions, CallOptions } from './api/request.ts';
 export { getInboxStore } from './store/index.ts';
-export type { Translation } from './i18n/translation.ts';
+export type { PreferencesTranslation, Translation } from './i18n/translation.ts';
 export { registerTranslation } from './i18n/localize.ts';

@@ -33,6 +33,14 @@ const de: Translation = {
   done: 'Erledigt',
   openNotification: 'Benachrichtigung öffnen',
   newNotifications: (count, formatted) => (count === 1 ? '1 neue Benachrichtigung' : `${formatted} neue Benachrichtigungen`),
+
+  allNotifications: 'Alle Benachrichtigungen',
+  allNotificationsHint: 'Ausgeschaltet erreichen Sie nur kritische Benachrichtigungen.',
+  channels: { in_app: 'In der App', email: 'E-Mail', sms: 'SMS', chat: 'Chat', push: 'Push' },
+  alwaysOn: 'Immer an: kritisch',
+  workflowOff: 'Aus: Nichts davon erreicht Sie.',
+  channelOff: 'Für alle Abläufe aus.',
+  preferencesError: 'Ihre Einstellungen konnten nicht geladen werden',
 };
 
 export default de;

@@ -1,8 +1,27 @@
 /**
+ * `<notif-preferences>`' strings. Optional in a `Translation`: that element's entry carries the
+ * English ones (./en-preferences.ts), so the other elements' builds do not.
+ */
+export interface PreferencesTranslation {
+  /** The global switch. */
+  allNotifications: string;
+  allNotificationsHint: string;
+  /** The channels' names. */
+  channels: { in_app: string; email: string; sms: string; chat: string; push: string };
+  /** A critical workflow's note: its switches are locked on. */
+  alwaysOn: string;
+  /** A workflow turned off: none of its channels delivers. */
+  workflowOff: string;
+  /** A channel turned off for every workflow (the global preference): off in each workflow too. */
+  channelOff: string;
+  preferencesError: string;
+}
+
+/**
  * Every string the elements show or announce. Counts arrive both as numbers (for plural rules) and
  * already formatted for the locale (for display).
  */
-export interface Translation {
+export interface Translation extends Partial<PreferencesTranslation> {
   /** BCP 47 language tag, e.g. 'en' or 'de-CH'. */
   $code: string;
   /** The language's own name, e.g. 'Deutsch' (for a language picker; the elements do not show it). */

@@ -1,6 +1,8 @@
 import { expect, fixture, fixtureCleanup, html, oneEvent } from '@open-wc/testing';
 import '../../src/index.ts';
 import '../../src/components/notif-preferences/notif-preferences.ts';
+import { registerTranslation } from '../../src/index.ts';
+import german from '../../src/i18n/de.ts';
 import type { NotifBell, NotifPreferences } from '../../src/index.ts';
 import { BellHarness, animationsDone, waitFor } from './harness.ts';
 import { api, createWorkflow, injectFault, testServer, trigger, uniqueId, uniqueSubscriber } from './server.ts';
@@ -109,11 +111,60 @@ describe('<notif-preferences>', () => {
     await expect(el).to.be.accessible();
     retry.click();
     await loaded(el);
+    registerTranslation(german);
     const wrap = await fixture<HTMLElement>(html`<div dir="rtl" lang="de"><notif-preferences theme="dark" base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-preferences></div>`);
     const de = wrap.querySelector('notif-preferences')!;
     await loaded(de);
     expect(switchOf(de, null, 'Alle Benachrichtigungen')).to.exist;
     await expect(de).to.be.accessible();
+  });
+
+  it('its strings are the shared translation\'s: registerTranslation translates them, the rest falls back to English', async () => {
+    const sub = await uniqueSubscriber();
+    const el = await prefsFor(sub, html``);
+    el.locale = 'fr';
+    await el.updateComplete;
+    expect(switchOf(el, null, 'All notifications'), 'no French registered: English').to.exist;
+    registerTranslation({ $code: 'fr', allNotifications: 'Toutes les notifications', channels: { in_app: 'Dans l\'app', email: 'E-mail', sms: 'SMS', chat: 'Chat', push: 'Push' } } as never);
+    await el.updateComplete;
+    expect(switchOf(el, null, 'Toutes les notifications'), 'registered: re-rendered in French').to.exist;
+    expect(switchOf(el, workflowName, 'Dans l\'app')).to.exist;
+    expect(el.shadowRoot!.querySelector('[part~="global"] small')!.textContent, 'a string it left out: English').to.equal('Turned off, only critical notifications reach you.');
+  });
+
+  it('a workflow turned off elsewhere shows its channels off and disabled; its own switch turns it back on and delivery resumes', async () => {
+    const sub = await uniqueSubscriber();
+    const { baseUrl, apiKey } = await testServer();
+    const patch = (path: string, body: unknown) =>
+      fetch(`${baseUrl}/v1/subscribers/${sub}/preferences${path}`, { method: 'PATCH', headers: { authorization: `ApiKey ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await patch(`/${workflowId}`, { enabled: false })).status).to.equal(200);
+    const el = await prefsFor(sub);
+    const inApp = switchOf(el, workflowName, 'In-app');
+    expect(inApp.checked, 'what the engine does: nothing').to.equal(false);
+    expect(inApp.matches(':disabled')).to.equal(true);
+    const own = switchOf(el, workflowName, workflowName);
+    expect(own.checked).to.equal(false);
+    expect(own.matches(':disabled'), 'the workflow\'s switch stays usable').to.equal(false);
+    expect(own.closest('label')!.textContent).to.contain('Off: none of these reach you.');
+    await expect(el).to.be.accessible();
+    await trigger(workflowId, sub, { title: 'muted' });
+    expect((await (await api()).feed(sub)).data).to.have.length(0);
+
+    own.click();
+    await el.updateComplete;
+    expect(switchOf(el, workflowName, 'In-app').checked).to.equal(true);
+    expect(switchOf(el, workflowName, 'In-app').matches(':disabled')).to.equal(false);
+    await waitFor(async () => (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)?.enabled, 'on again on the server');
+    await trigger(workflowId, sub, { title: 'back' });
+    expect((await (await api()).feed(sub)).data.map((m) => m.subject)).to.deep.equal(['back']);
+
+    // A channel turned off for every workflow: off, disabled, and said so, in each workflow.
+    expect((await patch('', { channels: { in_app: false } })).status).to.equal(200);
+    const again = await prefsFor(sub);
+    const muted = switchOf(again, workflowName, 'In-app');
+    expect([muted.checked, muted.disabled]).to.deep.equal([false, true]);
+    expect(muted.closest('label')!.textContent).to.contain('Off for every workflow.');
+    expect(switchOf(again, workflowName, workflowName).checked, 'the workflow itself is on').to.equal(true);
   });
 
   it('<notif-bell>: the gear shows the preferences, back shows the messages', async () => {

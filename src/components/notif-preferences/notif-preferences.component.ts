@@ -2,6 +2,7 @@ import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { InboxStoreApi } from '../../store/types.ts';
 import { PreferencesStore, type Channel, type PreferenceChange } from '../../store/preferences.ts';
 import { localeOf, translationFor } from '../../i18n/localize.ts';
+import enPreferences from '../../i18n/en-preferences.ts';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
 import { alertIcon } from '../../internal/icons.ts';
@@ -9,29 +10,15 @@ import styles from './notif-preferences.styles.ts';
 
 const CHANNELS: Channel[] = ['in_app', 'email', 'sms', 'chat', 'push'];
 
-/** The element's own strings (English, German), beside the shared translation's. */
-const STRINGS = {
-  en: {
-    all: 'All notifications',
-    allHint: 'Turned off, only critical notifications reach you.',
-    channels: { in_app: 'In-app', email: 'Email', sms: 'SMS', chat: 'Chat', push: 'Push' },
-    locked: 'Always on: critical',
-    loadError: "Couldn't load your preferences",
-  },
-  de: {
-    all: 'Alle Benachrichtigungen',
-    allHint: 'Ausgeschaltet erreichen Sie nur kritische Benachrichtigungen.',
-    channels: { in_app: 'In der App', email: 'E-Mail', sms: 'SMS', chat: 'Chat', push: 'Push' },
-    locked: 'Immer an: kritisch',
-    loadError: 'Ihre Einstellungen konnten nicht geladen werden',
-  },
-};
-
 /**
- * @summary The subscriber's notification preferences: a global switch, and each workflow's channel
- * switches (critical workflows shown locked: they always deliver). Each change applies at once and
- * is undone, with `notif-error`, when the server refuses it. Alone it is configured by its
- * attributes; inside `<notif-bell>` (its gear button) it shares the bell's store.
+ * @summary The subscriber's notification preferences: a global switch, and each workflow's switch
+ * and channel switches (critical workflows shown locked: they always deliver). The switches show
+ * what the service will deliver: everything off, or a workflow off, shows that workflow's channels
+ * off and disabled (a workflow's own switch turns it back on); a channel turned off for every
+ * workflow shows off, disabled, in each. Each change applies at once and is undone, with
+ * `notif-error`, when the server refuses it. Its strings are the shared translation's
+ * (`registerTranslation`; English built in). Alone it is configured by its attributes; inside
+ * `<notif-bell>` (its gear button) it shares the bell's store.
  *
  * @slot header - Replaces the title.
  * @slot back - Before the title (the bell puts its "back to notifications" button there).
@@ -41,7 +28,7 @@ const STRINGS = {
  * @csspart title - The title.
  * @csspart global - The global switch's row.
  * @csspart list - The list of workflows; each is `workflow`.
- * @csspart workflow - One workflow: its name and channel switches.
+ * @csspart workflow - One workflow: its name and switch, and its channel switches.
  * @csspart locked - "Always on" of a critical workflow.
  * @csspart switch - Each switch (a checkbox with the switch role).
  * @csspart error - The error state.
@@ -82,36 +69,45 @@ export class NotifPreferences extends InboxElement {
   }
 
   override render() {
-    const locale = localeOf(this);
-    const t = translationFor(locale);
-    const s = STRINGS[locale.toLowerCase().startsWith('de') ? 'de' : 'en'];
+    // The shared translation, with this element's English strings where it has none of its own.
+    const t = { ...enPreferences, ...translationFor(localeOf(this)) };
     const { global, workflows, error } = this.#prefs?.state ?? {};
-    const sw = (label: string, on: boolean | undefined, change: (on: boolean) => PreferenceChange, hint?: string) =>
+    const sw = (label: string, on: boolean | undefined, change: (on: boolean) => PreferenceChange, hint?: string | false, disabled?: boolean) =>
       html`<label class="row"><span>${label}${hint ? html`<small>${hint}</small>` : nothing}</span><input
           part="switch"
           type="checkbox"
           role="switch"
           .checked=${!!on}
+          ?disabled=${disabled}
           @change=${(e: Event) => this.#set(change((e.target as HTMLInputElement).checked))}
       /></label>`;
     return html`<section part="base" aria-labelledby="title">
       <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${t.preferences}</h2></slot></header>
       <div class="body" aria-busy=${!workflows && !error}>${
         error || !this.configured
-          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${s.loadError}</p><p>${error?.message || t.notConfigured}</p>${
+          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error?.message || t.notConfigured}</p>${
               error ? html`<button part="retry-button" class="retry" @click=${() => this.#load()}>${t.retry}</button>` : nothing
             }</div>`
           : !workflows
             ? html`<div class="state"><span class="sr-only">${t.loading}</span><i class="bone"></i><i class="bone"></i></div>`
-            : html`<div part="global">${sw(s.all, global!.enabled, (enabled) => ({ enabled }), s.allHint)}</div>
-                <ul part="list">${workflows.map(
-                  (w, i) => html`<li part="workflow"><fieldset ?disabled=${w.critical || !global!.enabled}>
-                      <legend id="w${i}">${w.workflow.name}${w.critical ? html` <span part="locked" class="locked">${s.locked}</span>` : nothing}</legend>
-                      ${CHANNELS.filter((c) => c in w.channels).map((c) =>
-                        sw(s.channels[c], w.channels[c], (on) => ({ workflow: w.workflow.identifier, channels: { [c]: on } })),
-                      )}
-                    </fieldset></li>`,
-                )}</ul>`
+            : html`<div part="global">${sw(t.allNotifications, global!.enabled, (enabled) => ({ enabled }), t.allNotificationsHint)}</div>
+                <ul part="list">${workflows.map((w) => {
+                  // What the engine does: a critical workflow always delivers; the others nothing while
+                  // everything or the workflow is off, and no channel turned off for every workflow.
+                  const { critical, enabled, channels, workflow } = w;
+                  const live = critical || (global!.enabled && enabled);
+                  const change = (c: PreferenceChange) => ({ workflow: workflow.identifier, ...c });
+                  // (The first legend's switch stays usable in a disabled fieldset: it turns the workflow back on.)
+                  return html`<li part="workflow"><fieldset ?disabled=${critical || !live}>
+                      <legend>${critical
+                        ? html`${workflow.name} <span part="locked" class="locked">${t.alwaysOn}</span>`
+                        : sw(workflow.name, live, (enabled) => change({ enabled }), !enabled && t.workflowOff, !global!.enabled)}</legend>
+                      ${CHANNELS.filter((c) => c in channels).map((c) => {
+                        const everywhere = !critical && global!.channels[c] === false;
+                        return sw(t.channels[c], live && !everywhere && channels[c], (on) => change({ channels: { [c]: on } }), everywhere && t.channelOff, everywhere);
+                      })}
+                    </fieldset></li>`;
+                })}</ul>`
       }</div>${this.liveRegion()}
     </section>`;
   }

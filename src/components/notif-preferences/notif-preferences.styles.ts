@@ -21,9 +21,10 @@ export default [
     li+li { border-block-start: 1px solid var(--_border); border-block-end: 0; }
     fieldset { margin: 0; padding: .25rem 0; border: 0; min-inline-size: 0; }
     legend { float: inline-start; inline-size: 100%; padding: .5rem var(--_space) 0; font-weight: 600; overflow-wrap: anywhere; }
+    legend .row { padding: 0; }
     .locked, small { display: block; color: var(--_muted); font-size: var(--_font-size-small); font-weight: 400; }
     .row { clear: both; display: flex; align-items: center; justify-content: space-between; gap: var(--_space); padding: .5rem var(--_space); cursor: pointer; }
-    :disabled .row { cursor: default; color: var(--_muted); }
+    .row:has(:disabled) { cursor: default; color: var(--_muted); }
     input {
       appearance: none; flex: none; position: relative; inline-size: 2.25rem; block-size: 1.25rem; margin: 0;
       border-radius: 1rem; background: var(--_border); cursor: inherit; transition: background .15s;
