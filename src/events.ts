@@ -11,10 +11,13 @@ export interface NotifMessageClickDetail {
   url: string | null;
 }
 
+/** Cancelable: `preventDefault()` keeps the page instead of following the button's `url`. */
 export interface NotifActionDetail {
   message: Message;
   button: MessageActionType;
   status: 'pending' | 'done';
+  /** The safe URL of the button (the service's `url` on a button whose step has a redirect), or null. */
+  url: string | null;
 }
 
 export interface NotifReadChangeDetail {

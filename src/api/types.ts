@@ -150,6 +150,8 @@ export interface CtaButton {
   type: ButtonType | (string & {});
   content: string;
   resultContent?: string;
+  /** Where the button leads once pressed (this service's extension: an action's `redirect.url`). */
+  url?: string;
 }
 
 export interface MessageAction {

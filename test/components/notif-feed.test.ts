@@ -164,6 +164,39 @@ describe('<notif-feed>', () => {
     expect(message.buttons).to.have.length(0);
   });
 
+  it('a CTA button with a URL follows it once the server recorded the action, unless notif-action is prevented', async () => {
+    const sub = await uniqueSubscriber();
+    // This page with a fragment: following it keeps the test page (same-document navigation).
+    const here = location.pathname + location.search;
+    const wf = await createWorkflow({ inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Open', redirect: { url: `${here}#cta-{{payload.title}}` } } } as never });
+    await trigger(wf, sub, { title: 'kept' });
+    await trigger(wf, sub, { title: 'followed' });
+    const feed = await feedFor(sub);
+    await feed.loaded(2);
+    const client = await api();
+    const status = async (subject: string) => (await client.feed(sub, {})).data.find((m) => m.subject === subject)!.cta?.action?.status;
+    const start = location.href;
+    try {
+      const action = oneEvent(feed.el, 'notif-action');
+      const arrived = new Promise((r) => addEventListener('hashchange', r, { once: true }));
+      await feed.message('followed').pressButton('Open');
+      const e = await action;
+      expect([e.detail.url, e.cancelable]).to.deep.equal([`${here}#cta-followed`, true]);
+      await arrived;
+      expect(location.hash).to.equal('#cta-followed');
+      expect(await status('followed'), 'recorded before the page moved on').to.equal('done');
+
+      // Prevented (an app's router): the action runs, the page stays.
+      feed.el.addEventListener('notif-action', (ev) => ev.preventDefault(), { once: true });
+      await feed.message('kept').pressButton('Open');
+      await waitFor(async () => (await status('kept')) === 'done', 'done on the server');
+      await new Promise((r) => setTimeout(r, 900));
+      expect(location.hash).to.equal('#cta-followed');
+    } finally {
+      history.replaceState(null, '', start);
+    }
+  });
+
   it('deletes a message on the server from its control', async () => {
     const sub = await uniqueSubscriber();
     await triggerMany(workflowId, sub, 2);

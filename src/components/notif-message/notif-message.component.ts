@@ -39,7 +39,7 @@ export interface MessageActions {
   open(): Promise<void>;
   markRead(): Promise<void>;
   markUnread(): Promise<void>;
-  /** Runs a CTA button's action (status `done`), firing `notif-action`. */
+  /** Runs a CTA button's action (status `done`), firing `notif-action`; follows the button's URL unless prevented. */
   action(button: MessageActionType): Promise<void>;
   remove(): Promise<void>;
 }
@@ -80,7 +80,7 @@ const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.len
  * @csspart delete-button - Deletes the message.
  *
  * @fires notif-message-click - Cancelable; `preventDefault()` keeps the page instead of following the URL.
- * @fires notif-action - A CTA button was pressed (an unread message is marked read too, with `notif-read-change`).
+ * @fires notif-action - A CTA button was pressed (an unread message is marked read too, with `notif-read-change`); then the button's own URL (`detail.url`, http(s) or relative only) is followed once the server recorded the action, unless `preventDefault()` (for SPA routers).
  * @fires notif-read-change - The message was marked read or unread.
  */
 export class NotifMessage extends NotifElement {
@@ -126,12 +126,7 @@ export class NotifMessage extends NotifElement {
       open: () => this.#open(m),
       markRead: () => this.#setRead(true, m),
       markUnread: () => this.#setRead(false, m),
-      action: (button) => {
-        // As the built-in buttons: the store marks it read too, and the event says so.
-        if (!m.read) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
-        emit(this, 'notif-action', { message: m, button, status: 'done' });
-        return store.action(m._id, button);
-      },
+      action: (button) => this.#act(m, button),
       remove: () => store.remove(m._id),
     };
   }
@@ -242,10 +237,7 @@ export class NotifMessage extends NotifElement {
                 const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
                 return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => {
                     this.focus(); // the buttons give way to the result
-                    // The store marks it read too; the event says so.
-                    if (!m.read && this.store) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
-                    this.store?.action(m._id, type).catch(() => {});
-                    emit(this, 'notif-action', { message: m, button: type, status: 'done' });
+                    void this.#act(m, type);
                   }}
                   >${b.content.slice(0, 200)}</button
                 >`;
@@ -274,8 +266,27 @@ export class NotifMessage extends NotifElement {
     if (!emit(this, 'notif-message-click', { message: m, url }, true)) return e?.preventDefault();
     if (!url || (e && (e.button || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || this.#blank))) return;
     e?.preventDefault();
-    await Promise.race([marked, new Promise((r) => setTimeout(r, 800))]);
+    return this.#go(url, marked);
+  }
+
+  /** Follows a safe `url` in this tab once `recorded` (what the click changed) reached the server, or after a moment. */
+  async #go(url: string, recorded: unknown) {
+    await Promise.race([recorded, new Promise((r) => setTimeout(r, 800))]);
     location.assign(url);
+  }
+
+  /**
+   * Runs a CTA button's action (the store marks the message read too, and the events say so); then,
+   * unless the cancelable `notif-action` was prevented, follows the button's safe URL, as opening a
+   * message follows its own. Resolves when the server has answered.
+   */
+  async #act(m: Message, button: MessageActionType) {
+    const url = safeHref(m.cta?.action?.buttons?.find((b) => b?.type == button)?.url);
+    const store = this.store;
+    if (!m.read && store) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
+    const done = store?.action(m._id, button);
+    if (emit(this, 'notif-action', { message: m, button, status: 'done', url }, true) && url) void this.#go(url, done);
+    await done;
   }
 
   /** Marks the message read or unread; resolves when the server has answered. */
