@@ -30,8 +30,8 @@ export function Inbox({ subscriberId, signedFetch }: { subscriberId: string; sig
       <notif-bell theme="blue" />
       {/* @ts-expect-error pollInterval is a number */}
       <notif-bell pollInterval="soon" />
-      {/* @ts-expect-error the detail of notif-action has no url */}
-      <notif-bell onnotif-action={(e) => e.detail.url} />
+      {/* @ts-expect-error the detail of notif-action has no href (its link is url) */}
+      <notif-bell onnotif-action={(e) => e.detail.href} />
       {/* @ts-expect-error not an attribute or property of the element */}
       <notif-feed subscriber="x" />
       {/* @ts-expect-error methods are not props */}
