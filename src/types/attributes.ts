@@ -8,7 +8,7 @@ export interface NotifBellAttributes {
   'open'?: boolean;
   /** Opening the popover does not mark the messages seen. */
   'no-auto-seen'?: boolean;
-  /** Clicking a message (or a CTA button that leads somewhere) leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
+  /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
   'keep-open'?: boolean;
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
   'base-url'?: string;

@@ -88,24 +88,6 @@ describe('feels finished', () => {
     expect(kept.isOpen).to.equal(true);
   });
 
-  it('closes the popover after a CTA button that leads somewhere (the app routing it), not after one that does not', async () => {
-    const sub = await uniqueSubscriber();
-    const leads = await createWorkflow({ inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Review', redirect: { url: '/reviews/{{payload.title}}' } } } as never });
-    await trigger(cta, sub, { title: 'stays' });
-    await trigger(leads, sub, { title: 'goes' });
-    const bell = await bellFor(sub);
-    const routed: string[] = [];
-    bell.el.addEventListener('notif-action', (e) => e.detail.url && (e.preventDefault(), routed.push(e.detail.url)));
-    const feed = await bell.open();
-    await feed.loaded(2);
-    await feed.message('stays').pressButton('Accept');
-    await new Promise((r) => setTimeout(r, 100));
-    expect(bell.isOpen, 'no URL: the popover stays').to.equal(true);
-    await feed.message('goes').pressButton('Review');
-    await waitFor(() => !bell.isOpen, 'closed after the CTA');
-    expect(routed).to.deep.equal(['/reviews/goes']);
-  });
-
   it("shows the message's avatar, else the actor's initials or a neutral icon, in the theme's colours", async () => {
     const base = { _id: 'a1', createdAt: new Date().toISOString(), read: false, seen: false, content: 'x' };
     const el = await fixture<NotifMessage>(html`<notif-message style="--notif-color-border: rgb(1, 2, 3)" .message=${{ ...base, subject: 'Alan invited you to Bombe' } as Message}></notif-message>`);

@@ -52,7 +52,7 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @cssprop --notif-color-badge - Badge background.
  * @cssprop --notif-color-on-badge - Badge text.
  *
- * Arrow keys in the popover reach the messages; a click on a message, or on a CTA button that leads somewhere, closes it (unless `keep-open`).
+ * Arrow keys in the popover reach the messages; a click on a message closes it (unless `keep-open`).
  *
  * @fires notif-seen-change - Opening marked every message seen.
  * @fires notif-unseen-count-change - The unseen count changed.
@@ -73,7 +73,7 @@ export class NotifBell extends InboxElement {
   declare open: boolean;
   /** Opening the popover does not mark the messages seen. */
   declare noAutoSeen: boolean;
-  /** Clicking a message (or a CTA button that leads somewhere) leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
+  /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
   declare keepOpen: boolean;
   /** The popover shows `<notif-preferences>` instead of the feed. */
   #prefs = false;
@@ -82,10 +82,7 @@ export class NotifBell extends InboxElement {
     super();
     this.open = this.noAutoSeen = this.keepOpen = false;
     // After the app's listeners have run (it may route and move focus): focus returns to the bell only if it is still inside.
-    // So does a CTA button that leads somewhere.
-    const close = () => this.keepOpen || queueMicrotask(() => void this.hide());
-    this.addEventListener('notif-message-click', close);
-    this.addEventListener('notif-action', (e) => e.detail.url && close());
+    this.addEventListener('notif-message-click', () => this.keepOpen || queueMicrotask(() => void this.hide()));
   }
 
   override disconnectedCallback() {
