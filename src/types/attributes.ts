@@ -36,7 +36,7 @@ export interface NotifBellAttributes {
 
 /** The attributes of `<notif-feed>`. */
 export interface NotifFeedAttributes {
-  /** Set by `<notif-bell>`: the feed fills the popover and scrolls inside it. */
+  /** The feed fills its container and scrolls inside it: set by `<notif-bell>` in its popover (with a close button there); a page may set it on a feed in a panel of its own height. */
   'embedded'?: boolean;
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
   'base-url'?: string;

@@ -103,6 +103,16 @@ describe('feels finished', () => {
     expect(m.avatar!.textContent).to.equal('AL');
   });
 
+  it('an embedded feed on a page of its own has no close button (only the bell\'s popover has one)', async () => {
+    const sub = await uniqueSubscriber();
+    await trigger(plain, sub, { title: 'One', body: 'x' });
+    const { baseUrl, apiKey } = await testServer();
+    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed embedded base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
+    await feed.loaded(1);
+    expect(feed.root.querySelector('[part~="mark-all-button"]'), 'the header rendered').to.not.equal(null);
+    expect(feed.root.querySelector('[part~="close-button"]')).to.equal(null);
+  });
+
   it('gives the row controls 24 px targets apart from each other, and keeps the time visible', async () => {
     const sub = await uniqueSubscriber();
     await trigger(plain, sub, { title: 'One', body: 'x' });

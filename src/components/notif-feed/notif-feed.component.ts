@@ -113,7 +113,10 @@ export class NotifFeed extends InboxElement {
     embedded: { type: Boolean, reflect: true },
   };
 
-  /** Set by `<notif-bell>`: the feed fills the popover and scrolls inside it. */
+  /**
+   * The feed fills its container and scrolls inside it: set by `<notif-bell>` in its popover (with a
+   * close button there); a page may set it on a feed in a panel of its own height.
+   */
   declare embedded: boolean;
   /** The message holding the list's tab stop. */
   #activeId?: string;
@@ -332,14 +335,16 @@ export class NotifFeed extends InboxElement {
     const state = this.state;
     const t = translationFor(localeOf(this));
     const tab = state?.tab ?? 'all';
+    // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
+    const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
     return html`<section part="base" aria-labelledby="title" @keydown=${(e: KeyboardEvent) => toList(e, this)}>
         <header part="header">
           <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
           <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             void this.inbox?.markAllRead();
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${this.embedded
-            ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => ((this.getRootNode() as ShadowRoot).host as HTMLElement & { hide(): void }).hide()}>${closeIcon}</button>`
+          }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${popover?.hide
+            ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => popover.hide!()}>${closeIcon}</button>`
             : nothing}
         </header>
         <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>${(['all', 'unread'] as const).map(
