@@ -4,6 +4,8 @@ import { findSubscriber } from '../db/lookups.ts';
 import type { Change } from '../changes.ts';
 import { SubscriberIdParam } from '../schemas.ts';
 import { loadEmbeds } from './messages.ts';
+import { errorBody } from '../errors.ts';
+import { send, sseJson, StreamSlots } from '../stream-limits.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 //   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
@@ -25,6 +27,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
   const k = db.kysely;
   /** How to end each open stream: a graceful shutdown ends them all (they would hold the server open). */
   const open = new Set<() => void>();
+  const slots = new StreamSlots();
   app.addHook('preClose', async () => {
     for (const end of open) end();
   });
@@ -44,7 +47,8 @@ export function streamRoutes(app: App, ctx: AppContext) {
   const inApp = (subscriberId: string) =>
     k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriberId).where('channel', '=', 'in_app');
 
-  app.get('/v1/subscribers/:subscriberId/notifications/stream', { schema: { params: SubscriberIdParam } }, async (request, reply) => {
+  // No HEAD: it would hold a stream that sends nothing.
+  app.get('/v1/subscribers/:subscriberId/notifications/stream', { schema: { params: SubscriberIdParam }, exposeHeadRoute: false }, async (request, reply) => {
     const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
     const res = reply.raw;
     let ended = false;
@@ -53,18 +57,20 @@ export function streamRoutes(app: App, ctx: AppContext) {
     let lastId = '';
     let heartbeat: NodeJS.Timeout | undefined;
     let off: (() => void) | undefined;
+    let release: (() => void) | undefined;
     const end = () => {
       if (ended) return;
       ended = true;
+      release?.();
       clearInterval(heartbeat);
       off?.();
       open.delete(end);
       if (!res.destroyed) res.end();
     };
     const write = (text: string) => {
-      if (!ended) res.write(text);
+      if (!ended && !send(res, text)) end();
     };
-    const tell = (event: string, data: unknown, id = lastId) => write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const tell = (event: string, data: unknown, id = lastId) => write(`id: ${id}\nevent: ${event}\ndata: ${sseJson(data)}\n\n`);
     const message = async (row: Parameters<typeof loadEmbeds>[1][number]) => {
       const [view] = await loadEmbeds(db, [row], subscriber);
       tell('message', view, (lastId = row.id));
@@ -87,7 +93,11 @@ export function streamRoutes(app: App, ctx: AppContext) {
       });
 
     // Listen before reading, so nothing made in between is missed (a change heard twice is harmless).
+    if (slots.full(subscriber.id)) return reply.code(503).header('Retry-After', '30').send(errorBody(503, 'Too many open streams; poll meanwhile', request.url));
+    release = slots.take(subscriber.id, end);
     off = await db.changes.subscribe(subscriber.id, onChange);
+    // Ended while connecting (newer streams of this subscriber took its place): the answer is sent.
+    if (ended) return reply.hijack(), off();
     res.on('close', end);
     open.add(end);
     reply.hijack();

@@ -1,0 +1,112 @@
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { expectErrorBody, KEYS, TestServer } from './helpers.ts';
+import { ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { waitFor } from './engine-fixtures.ts';
+import { openStream, type Stream } from './stream-fixtures.ts';
+
+// The stream's limits and hardening (server/src/stream-limits.ts): U+2028/U+2029 escaped in its
+// JSON, no HEAD, a cap per subscriber (the newest ends the oldest) and per process (503 with
+// Retry-After), and a stream whose client does not read ended before it buffers much.
+
+const path = (s: string) => `/v1/subscribers/${encodeURIComponent(s)}`;
+
+describe('stream limits', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  const opened: Stream[] = [];
+  const open = async (subscriberId: string) => {
+    const s = await openStream(server, subscriberId);
+    opened.push(s);
+    return s;
+  };
+  const streams = async () => (await server.get('/__streams')).body as { open: number; bySubscriber: Record<string, number> };
+  const closeAll = async () => {
+    for (const s of opened.splice(0)) s.close();
+    await waitFor('streams closed', async () => ((await streams()).open === 0 ? true : undefined));
+  };
+
+  before(async () => {
+    server = await new TestServer({ NOTIF_STREAMS_PER_SUBSCRIBER: '3', NOTIF_MAX_STREAMS: '5' }).start(['--no-seed', '--faults']);
+    await inAppWorkflow(server, 'limits', { subject: '{{payload.title}}', body: '{{payload.body}}' });
+  });
+  afterEach(closeAll);
+  // Killed: an aborted fetch leaves a connection a graceful stop would wait for (see stream.test.ts).
+  after(async () => {
+    for (const s of opened) s.close();
+    await server?.stop(true);
+    await server?.dispose();
+  });
+
+  it('escapes U+2028 and U+2029 in its data, which still parses to the same text', async () => {
+    await ensureSubscriber(server, 'lim-sep');
+    const s = await open('lim-sep');
+    await s.next((e) => e.event === 'unseen', 'the first count');
+    const title = 'one\u2028retry: 0\u2029two';
+    await triggerEvent(server, { name: 'limits', to: 'lim-sep', payload: { title, body: 'b' } });
+    const m = await s.next((e) => e.event === 'message', 'the message');
+    assert.equal(m.data.subject, title);
+    assert.ok(!/[\u2028\u2029]/.test(s.text), 'no raw U+2028/U+2029 in the stream');
+    assert.match(s.text, /one\\u2028retry: 0\\u2029two/);
+  });
+
+  it('answers HEAD without opening a stream', async () => {
+    await ensureSubscriber(server, 'lim-head');
+    const res = await fetch(`${server.url}${path('lim-head')}/notifications/stream`, { method: 'HEAD', headers: { authorization: `ApiKey ${KEYS.a}` } });
+    assert.notEqual(res.status, 200);
+    assert.equal((await streams()).open, 0);
+  });
+
+  it('keeps at most 3 (NOTIF_STREAMS_PER_SUBSCRIBER) streams per subscriber: a new one ends the oldest', async () => {
+    await ensureSubscriber(server, 'lim-many');
+    const first = await open('lim-many');
+    for (let i = 0; i < 2; i++) await open('lim-many');
+    assert.equal((await streams()).open, 3);
+    const fourth = await open('lim-many');
+    assert.equal(fourth.status, 200);
+    await Promise.race([first.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('the oldest stream still open')), 5000))]);
+    await fourth.next((e) => e.event === 'unseen', 'the newest stream works');
+    await waitFor('3 streams', async () => ((await streams()).open === 3 ? true : undefined));
+  });
+
+  it('keeps at most 5 (NOTIF_MAX_STREAMS) streams per process: past it a 503 with Retry-After', async () => {
+    for (const id of ['lim-p1', 'lim-p2', 'lim-p3']) await ensureSubscriber(server, id);
+    for (let i = 0; i < 3; i++) await open('lim-p1');
+    const p2 = await open('lim-p2');
+    await open('lim-p2');
+    const refused = await open('lim-p3');
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '30');
+    expectErrorBody({ status: refused.status, headers: refused.headers, body: refused.events[0]!.data }, 503);
+    // A subscriber at its own cap still gets its newest stream (it ends its oldest).
+    assert.equal((await open('lim-p1')).status, 200);
+    p2.close();
+    await waitFor('a stream freed', async () => ((await streams()).open === 4 ? true : undefined));
+    const later = await open('lim-p3');
+    assert.equal(later.status, 200);
+    await later.next((e) => e.event === 'unseen', 'the count');
+  });
+
+  it('ends a stream whose client does not read once about 1 MB waits to be sent', async () => {
+    await ensureSubscriber(server, 'lim-slow');
+    const url = new URL(server.url);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => {});
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(`GET ${path('lim-slow')}/notifications/stream HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: ApiKey ${KEYS.a}\r\n\r\n`);
+    socket.pause(); // and never read again
+    await waitFor('the stream open', async () => ((await streams()).open === 1 ? true : undefined));
+    const body = 'x'.repeat(200_000);
+    let sent = 0;
+    try {
+      for (; sent < 80 && (await streams()).open === 1; sent++) await triggerEvent(server, { name: 'limits', to: 'lim-slow', payload: { title: `t${sent}`, body } });
+      // Each message takes about 400 KB on the wire (its body and its payload); the socket buffers
+      // of both ends hold a few MB at most before the service's own buffer grows.
+      await waitFor('the stream ended', async () => ((await streams()).open === 0 ? true : undefined));
+      assert.ok(sent < 80, `ended after ${sent} messages`);
+      console.log(`ended after ${sent} messages`);
+    } finally {
+      socket.destroy();
+    }
+  });
+});
