@@ -315,17 +315,27 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       this.#live = true;
       clearTimeout(this.#timer);
       for (let r; !(r = await reader.read()).done; ) {
-        const blocks = (buffer += r.value).split('\n\n');
+        // Lines end as the SSE spec says (CR, LF or CRLF; not U+2028 as a regex's `m` flag has it).
+        const blocks = (buffer += r.value).split(/(?:\r\n?|\n){2}/);
         buffer = blocks.pop()!;
         for (const block of blocks) {
           const f: Record<string, string> = {};
-          for (const [, k, v] of block.matchAll(/^(\w+): ?(.*)/gm)) f[k!] = v!;
-          if (f.retry) this.#retry = +f.retry;
+          for (const line of block.split(/\r\n?|\n/)) {
+            const i = line.indexOf(':');
+            if (i > 0) f[line.slice(0, i)] = line.slice(i + 1).replace(/^ /, '');
+          }
+          if (/^\d+$/.test(f.retry!)) this.#retry = Math.max(500, +f.retry!);
           if (f.event) {
-            this.#drops = 0;
-            const note: Live = [f.event, f.data && JSON.parse(f.data), f.id];
+            let data;
+            try {
+              data = f.data && JSON.parse(f.data);
+            } catch {
+              f.event = 'refetch'; // unreadable: fetch afresh, and past its id
+            }
+            const note: Live = [f.event, data, f.id];
             this.#post(note);
             this.#onLive(note);
+            this.#drops = 0;
           }
         }
       }

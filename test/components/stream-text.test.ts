@@ -1,0 +1,68 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../src/index.ts';
+import type { NotifBell } from '../../src/index.ts';
+import { BellHarness, pretendVisible, waitFor } from './harness.ts';
+import { createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
+
+// The store's reading of the stream's text: lines end only at CR/LF (U+2028 inside a message is
+// text), and an event it cannot read is taken as `refetch`, so neither makes it reconnect. The
+// service escapes U+2028 itself, so the stream's text passes through the element's `fetch` to be
+// read as a server that does not escape it would send it.
+
+const NO_POLL = 600_000;
+
+describe('the stream text', () => {
+  let workflowId: string;
+  let restoreVisibility: () => void;
+  before(async () => {
+    restoreVisibility = pretendVisible();
+    workflowId = await createWorkflow();
+  });
+  after(() => restoreVisibility());
+
+  /** A bell whose stream's text goes through `edit`; its feed open. */
+  async function bellWith(edit: (text: string) => string) {
+    const sub = await uniqueSubscriber();
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    const fetchEdited = async (u: RequestInfo | URL, i?: RequestInit) => {
+      requests.push(String(u));
+      const res = await fetch(u, i);
+      if (!String(u).includes('/notifications/stream') || !res.ok) return res;
+      const body = res
+        .body!.pipeThrough(new TextDecoderStream())
+        .pipeThrough(new TransformStream<string, string>({ transform: (chunk, out) => out.enqueue(edit(chunk)) }))
+        .pipeThrough(new TextEncoderStream());
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} no-auto-seen
+      .fetch=${fetchEdited}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await bell.open();
+    await bell.feed.loaded(0);
+    await waitFor(() => requests.some((u) => u.includes('/notifications/stream')), 'the stream to open');
+    return { sub, bell, streams: () => requests.filter((u) => u.includes('/notifications/stream')).length };
+  }
+
+  it('a message holding U+2028 and U+2029 reaches the open feed, on the one stream', async () => {
+    const { sub, bell, streams } = await bellWith((text) => text.replace(/\\u2028/g, '\u2028').replace(/\\u2029/g, '\u2029'));
+    const title = 'Line\u2028retry: 0\u2029end';
+    await trigger(workflowId, sub, { title, body: 'b' });
+    await waitFor(() => bell.feed.messages[0]?.subject === title, 'the message in the feed', 3000);
+    await trigger(workflowId, sub, { title: 'Next', body: 'b' });
+    await waitFor(() => bell.feed.messages[0]?.subject === 'Next', 'the next message by the stream', 3000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(streams(), 'stream requests').to.equal(1);
+    expect(bell.badge).to.equal('2');
+  });
+
+  it('an event it cannot read is a refetch: the feed gets the message, the stream stays', async () => {
+    const { sub, bell, streams } = await bellWith((text) => text.replace('"subject":"Broken', '"subject":Broken'));
+    await trigger(workflowId, sub, { title: 'Broken one', body: 'b' });
+    await waitFor(() => bell.feed.messages[0]?.subject === 'Broken one', 'the message, by a refetch', 3000);
+    await trigger(workflowId, sub, { title: 'After', body: 'b' });
+    await waitFor(() => bell.feed.messages[0]?.subject === 'After', 'the next message by the stream', 3000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(streams(), 'stream requests').to.equal(1);
+  });
+});
