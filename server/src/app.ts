@@ -193,7 +193,12 @@ export async function buildApp(config: AppConfig): Promise<App> {
   const ajvOptions = { allErrors: true, removeAdditional: true, useDefaults: true, strict: false } as const;
   const bodyAjv = addFormats.default(new Ajv.default({ ...ajvOptions, coerceTypes: false }));
   const textAjv = addFormats.default(new Ajv.default({ ...ajvOptions, coerceTypes: 'array' }));
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+  // A body schema marked `strict: true` refuses keys it does not name (422 naming the key) instead of
+  // dropping them: a change whose setting is misspelt must not answer 200 having changed nothing.
+  const strictAjv = addFormats.default(new Ajv.default({ ...ajvOptions, removeAdditional: false, coerceTypes: false }));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart !== 'body' ? textAjv : (schema as { strict?: boolean }).strict ? strictAjv : bodyAjv).compile(schema),
+  );
 
   await app.register(cors, {
     origin: '*',
@@ -272,7 +277,8 @@ export async function buildApp(config: AppConfig): Promise<App> {
     const reason = await config.db.unready();
     if (reason) {
       request.log.warn({ reason }, 'not ready');
-      return reply.code(503).header('Retry-After', '5').send(errorBody(503, `Not ready: ${reason}`, request.url));
+      // Unauthenticated: what kind of trouble only (a database error names hosts and users); the log has the rest.
+      return reply.code(503).header('Retry-After', '5').send(errorBody(503, `Not ready: ${reason.split(':')[0]}`, request.url));
     }
     return { ok: true };
   });
@@ -316,7 +322,8 @@ function validationErrors(error: FastifyError, request: { body?: unknown; query?
   for (const e of error.validation ?? []) {
     const segments = e.instancePath.split('/').filter(Boolean);
     const missing = e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
-    if (missing) segments.push(missing);
+    const unknown = e.keyword === 'additionalProperties' ? (e.params as { additionalProperty?: string }).additionalProperty : undefined;
+    if (missing ?? unknown) segments.push((missing ?? unknown)!);
     const field = segments.join('.') || error.validationContext || 'body';
     const value = segments.reduce<unknown>(
       (v, s) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[s] : undefined),
@@ -325,7 +332,9 @@ function validationErrors(error: FastifyError, request: { body?: unknown; query?
     const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues;
     const message = missing
       ? 'is required'
-      : allowed
+      : unknown
+        ? 'is not a known field'
+        : allowed
         ? `must be one of: ${allowed.join(', ')}`
         : (e.message ?? 'is invalid');
     const entry = (errors[field] ??= { messages: [], value: value ?? null });

@@ -3,11 +3,14 @@ import { HttpError } from './errors.ts';
 
 /** How deep objects and arrays may nest in a request's JSON (the body, a feed payload filter). */
 export const MAX_JSON_DEPTH = 32;
+/** How many keys a request's JSON may hold in all (a 1 MB body of tiny keys would cost every walk of it seconds). */
+export const MAX_JSON_KEYS = 10_000;
 
 /**
  * Refuses, with the validation error of decisions.md (422), before anything reads or stores them:
  * - JSON nested deeper than MAX_JSON_DEPTH levels (it would overflow the stack of whatever walks it
  *   next: serialisation, the idempotency fingerprint, a database's JSON functions);
+ * - JSON holding more than MAX_JSON_KEYS keys in all (objects' keys and arrays' items);
  * - strings or keys holding a NUL character (U+0000), which PostgreSQL text cannot store;
  * - strings or keys holding a lone surrogate (half of a UTF-16 pair), which is not Unicode text and
  *   which PostgreSQL's JSON refuses.
@@ -46,7 +49,8 @@ export interface BadInput {
 }
 
 /** The first problem in `root` (see guardInput), walking without recursion; undefined when none. */
-export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH): BadInput | undefined {
+export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH, maxKeys = MAX_JSON_KEYS): BadInput | undefined {
+  let keys = 0;
   const stack: { value: unknown; path: string[]; depth: number }[] = [{ value: root, path: [], depth: 0 }];
   while (stack.length > 0) {
     const { value, path, depth } = stack.pop()!;
@@ -58,6 +62,7 @@ export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH): BadInput
     if (value === null || typeof value !== 'object') continue;
     if (depth >= maxDepth) return { path, problem: `must not nest deeper than ${maxDepth} levels`, value: null };
     const entries = Object.entries(value);
+    if ((keys += entries.length) > maxKeys) return { path, problem: `must not hold more than ${maxKeys} keys and items in all`, value: null };
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, item] = entries[i]!;
       const problem = textProblem(key);

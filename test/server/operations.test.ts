@@ -134,7 +134,8 @@ describe('readiness when the database is gone', () => {
       assert.equal((await server.get('/ready', { key: null })).status, 200);
       await sqlOn(server, `DELETE FROM kysely_migration WHERE name = ?`, ['0001_initial']);
       const unmigrated = expectErrorBody(await server.get('/ready', { key: null }), 503);
-      assert.match(unmigrated.message, /migrations not applied: 0001_initial/);
+      // What kind of trouble only: the details (here the migration's name) are in the log.
+      assert.equal(unmigrated.message, 'Not ready: migrations not applied');
       await sqlOn(server, `INSERT INTO kysely_migration (name, timestamp) VALUES (?, ?)`, ['0001_initial', new Date().toISOString()]);
       assert.equal((await server.get('/ready', { key: null })).status, 200);
 
@@ -147,7 +148,8 @@ describe('readiness when the database is gone', () => {
         rmSync(server.dbPath);
       }
       const gone = expectErrorBody(await server.get('/ready', { key: null }), 503);
-      assert.match(gone.message, server.postgres ? /database unreachable/ : /database file is gone/);
+      // Not the database's own error text (it names hosts, users, databases).
+      assert.equal(gone.message, server.postgres ? 'Not ready: database unreachable' : 'Not ready: the database file is gone');
       assert.equal(gone.statusCode, 503);
       assert.equal((await server.get('/health', { key: null })).status, 200);
     } finally {

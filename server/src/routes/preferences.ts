@@ -38,7 +38,8 @@ const PreferencesBody = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  // Strict (app.ts): an unknown key, at any level, is a 422 naming it.
+  { additionalProperties: false, strict: true },
 );
 type PreferencesBody = Static<typeof PreferencesBody>;
 
