@@ -52,9 +52,8 @@ export class PreferencesStore {
     try {
       const [normal, critical] = await Promise.all([get('nonCritical'), get('critical')]);
       // The answer's shape is checked, so a malformed one is an error with a retry, not a blank element.
-      const ok = (p: any) => typeof p?.enabled == 'boolean' && p.channels instanceof Object;
-      if (!ok(normal.global) || ![normal, critical].every((r) => Array.isArray(r.workflows) && r.workflows.every((w) => ok(w) && w.workflow instanceof Object)))
-        throw new TypeError('Unexpected preferences');
+      const ok = (p: any) => p?.channels instanceof Object;
+      if (!ok(normal.global) || ![...normal.workflows, ...critical.workflows].every((w) => ok(w) && w.workflow)) throw Error('Unexpected preferences');
       this.#set({ global: normal.global, workflows: [...normal.workflows, ...critical.workflows.map((w) => ({ ...w, critical: true }))] });
     } catch (error) {
       this.#set({ error: error as Error });
