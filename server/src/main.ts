@@ -26,7 +26,8 @@ const USAGE = `notif-inbox service
 
   --log [or NOTIF_LOG_LEVEL=info|debug|warn...]: JSON logs on stdout, one line per request with its id.
   --metrics-token TOKEN (or NOTIF_METRICS_TOKEN): serve GET /metrics (Prometheus text) to
-      "Authorization: Bearer TOKEN"; not served without one.
+      "Authorization: Bearer TOKEN"; not served without one. At least 32 random characters (a warning
+      otherwise); prefer the variable, as an argument shows in the process list.
   NOTIF_MAX_EVENT_LOOP_DELAY_MS (default 1000), NOTIF_MAX_HEAP_BYTES, NOTIF_MAX_RSS_BYTES: past these,
       requests get 503 with Retry-After (GET /health and /metrics still answer).
   NOTIF_SHUTDOWN_TIMEOUT_MS (default 10000): on SIGTERM, how long in-flight requests and steps may take.
@@ -98,6 +99,9 @@ async function main(argv: string[]) {
     }
   });
 
+  const metricsToken = values['metrics-token'] || process.env.NOTIF_METRICS_TOKEN || undefined;
+  // /metrics is reachable by anyone who can reach the service: a short token could be guessed.
+  if (metricsToken && metricsToken.length < 32) console.error('warning: the metrics token has fewer than 32 characters; use a random one (openssl rand -hex 32)');
   const app = await buildApp({
     db,
     logger: process.env.NOTIF_LOG_LEVEL || (values.log ?? false),
@@ -105,7 +109,7 @@ async function main(argv: string[]) {
     rateLimit,
     headersTimeoutMs: Number(process.env.NOTIF_HEADERS_TIMEOUT_MS) || undefined,
     requestTimeoutMs: Number(process.env.NOTIF_REQUEST_TIMEOUT_MS) || undefined,
-    metricsToken: values['metrics-token'] || process.env.NOTIF_METRICS_TOKEN || undefined,
+    metricsToken,
     pressure: {
       maxEventLoopDelayMs: Number(process.env.NOTIF_MAX_EVENT_LOOP_DELAY_MS) || 1000,
       maxHeapUsedBytes: Number(process.env.NOTIF_MAX_HEAP_BYTES) || undefined,

@@ -39,7 +39,8 @@ describe('health, readiness, metrics and logs', () => {
     assert.deepEqual(ready.body, { ok: true });
   });
 
-  it('/metrics needs the token', async () => {
+  it('/metrics needs the token (and a token under 32 characters is warned of at start)', async () => {
+    assert.match(server.output(), /warning: the metrics token has fewer than 32 characters/);
     expectErrorBody(await server.get('/metrics', { key: null }), 401);
     expectErrorBody(await server.get('/metrics', { key: null, headers: { authorization: 'Bearer wrong' } }), 401);
     expectErrorBody(await server.get('/metrics', { key: null, headers: { authorization: `ApiKey ${TOKEN}` } }), 401);
