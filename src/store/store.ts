@@ -321,8 +321,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         for (const block of blocks) {
           const f: Record<string, string> = {};
           for (const line of block.split(/\r\n?|\n/)) {
-            const i = line.indexOf(':');
-            if (i > 0) f[line.slice(0, i)] = line.slice(i + 1).replace(/^ /, '');
+            const [k, v] = line.split(/: ?(.*)/s);
+            f[k!] = v!;
           }
           if (/^\d+$/.test(f.retry!)) this.#retry = Math.max(500, +f.retry!);
           if (f.event) {

@@ -2,7 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
 import { BellHarness, pretendVisible, waitFor } from './harness.ts';
-import { createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
+import { api, createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
 
 // The store's reading of the stream's text: lines end only at CR/LF (U+2028 inside a message is
 // text), and an event it cannot read is taken as `refetch`, so neither makes it reconnect. The
@@ -40,7 +40,9 @@ describe('the stream text', () => {
     const bell = new BellHarness(el);
     await bell.open();
     await bell.feed.loaded(0);
-    await waitFor(() => requests.some((u) => u.includes('/notifications/stream')), 'the stream to open');
+    // Listening on the service's side (a message made before would be counted, not told).
+    const { _id } = await (await api()).getSubscriber(sub);
+    await waitFor(async () => (await (await fetch(`${baseUrl}/__streams`)).json()).bySubscriber[_id] === 1, 'the stream to open');
     return { sub, bell, streams: () => requests.filter((u) => u.includes('/notifications/stream')).length };
   }
 
