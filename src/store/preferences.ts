@@ -52,8 +52,7 @@ export class PreferencesStore {
     try {
       const [normal, critical] = await Promise.all([get('nonCritical'), get('critical')]);
       // The answer's shape is checked, so a malformed one is an error with a retry, not a blank element.
-      const ok = (p: any) => p?.channels instanceof Object;
-      if (!ok(normal.global) || ![...normal.workflows, ...critical.workflows].every((w) => ok(w) && w.workflow)) throw Error('Unexpected preferences');
+      if (![normal.global, ...normal.workflows, ...critical.workflows].every((p) => p.channels instanceof Object)) throw Error('Bad answer');
       this.#set({ global: normal.global, workflows: [...normal.workflows, ...critical.workflows.map((w) => ({ ...w, critical: true }))] });
     } catch (error) {
       this.#set({ error: error as Error });

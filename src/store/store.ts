@@ -312,31 +312,34 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       });
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
+      let f: Record<string, string> = {};
       this.#live = true;
       clearTimeout(this.#timer);
       for (let r; !(r = await reader.read()).done; ) {
-        // Lines end as the SSE spec says (CR, LF or CRLF; not U+2028 as a regex's `m` flag has it).
-        const blocks = (buffer += r.value).split(/(?:\r\n?|\n){2}/);
-        buffer = blocks.pop()!;
-        for (const block of blocks) {
-          const f: Record<string, string> = {};
-          for (const line of block.split(/\r\n?|\n/)) {
+        // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
+        // regex's `m` flag has it); a blank line ends an event.
+        const lines = (buffer += r.value).split(/\r\n?|\n/);
+        buffer = lines.pop()!;
+        for (const line of lines) {
+          if (line) {
             const [k, v] = line.split(/: ?(.*)/s);
             f[k!] = v!;
+            continue;
           }
-          if (/^\d+$/.test(f.retry!)) this.#retry = Math.max(500, +f.retry!);
+          // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
+          if (+f.retry! >= 500) this.#retry = +f.retry!;
           if (f.event) {
-            let data;
+            let note: Live;
             try {
-              data = f.data && JSON.parse(f.data);
+              note = [f.event, f.data && JSON.parse(f.data), f.id];
             } catch {
-              f.event = 'refetch'; // unreadable: fetch afresh, and past its id
+              note = ['refetch', 0, f.id]; // unreadable: fetch afresh, and past its id
             }
-            const note: Live = [f.event, data, f.id];
             this.#post(note);
             this.#onLive(note);
             this.#drops = 0;
           }
+          f = {};
         }
       }
       throw 0; // the service ended it
