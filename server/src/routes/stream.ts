@@ -7,11 +7,14 @@ import { loadEmbeds } from './messages.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 //   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
-//   event: message  data: <Message>      each new in-app message; its `id:` is the message's _id
+//   event: message  data: <Message>      each new in-app message, in the order they were committed
 //   event: refetch                        a reconnect missed more than the stream replays
-// Every event's `id:` is the newest message the stream has told of (or the newest there is, at
-// connect), so a reconnect with `Last-Event-ID` gets the messages made since (up to REPLAY of
-// them, oldest first), or `refetch` when there were more or that message is gone.
+// Every event's `id:` is the commit number (`messages.seq`, engine/sequence.ts) of the newest
+// message the stream has told of (or the newest there is, at connect). Numbers follow commit
+// order, in every process, so a reconnect with `Last-Event-ID` gets exactly the messages
+// committed since (up to REPLAY of them, oldest first), or `refetch` when there were more or the
+// id is not one of ours. A change heard reads every message after the last one told, so a message
+// is never told twice, nor skipped when its change comes late.
 // Written by hand: it is a few lines, and @fastify/sse is not a dependency.
 
 const HEARTBEAT_MS = Number(process.env.NOTIF_STREAM_HEARTBEAT_MS) || 25_000;
@@ -43,6 +46,13 @@ export function streamRoutes(app: App, ctx: AppContext) {
   };
   const inApp = (subscriberId: string) =>
     k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriberId).where('channel', '=', 'in_app');
+  /** The subscriber's messages numbered after `seq`, oldest first: up to REPLAY, and one more when there are more. */
+  const after = (subscriberId: string, seq: number) =>
+    inApp(subscriberId).where('seq', '>', seq).orderBy('seq').limit(REPLAY + 1).execute();
+  const newest = async (subscriberId: string) =>
+    Number(
+      (await k.selectFrom('messages').select((eb) => eb.fn.max('seq').as('top')).where('subscriber_id', '=', subscriberId).executeTakeFirst())?.top ?? 0,
+    );
 
   app.get('/v1/subscribers/:subscriberId/notifications/stream', { schema: { params: SubscriberIdParam } }, async (request, reply) => {
     const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
@@ -50,7 +60,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
     let ended = false;
     let chain = Promise.resolve();
     let lastCount = -1;
-    let lastId = '';
+    let lastSeq = 0;
     let heartbeat: NodeJS.Timeout | undefined;
     let off: (() => void) | undefined;
     const end = () => {
@@ -64,10 +74,19 @@ export function streamRoutes(app: App, ctx: AppContext) {
     const write = (text: string) => {
       if (!ended) res.write(text);
     };
-    const tell = (event: string, data: unknown, id = lastId) => write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    const message = async (row: Parameters<typeof loadEmbeds>[1][number]) => {
-      const [view] = await loadEmbeds(db, [row], subscriber);
-      tell('message', view, (lastId = row.id));
+    const tell = (event: string, data: unknown) => write(`id: ${lastSeq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    /** Tells the messages committed since the last one told (or asks for a refetch when they are too many). */
+    const catchUp = async () => {
+      const rows = await after(subscriber.id, lastSeq);
+      if (rows.length > REPLAY) {
+        lastSeq = await newest(subscriber.id);
+        return write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
+      }
+      const views = await loadEmbeds(db, rows, subscriber);
+      for (const [i, view] of views.entries()) {
+        lastSeq = Number(rows[i]!.seq);
+        tell('message', view);
+      }
     };
     const count = async () => {
       const n = await unseen(subscriber.id);
@@ -79,10 +98,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
     };
     const onChange = (change: Change) =>
       queue(async () => {
-        if (change.m) {
-          const row = await inApp(subscriber.id).where('id', '=', change.m).executeTakeFirst();
-          if (row) await message(row);
-        }
+        if (change.m || change.s === '*') await catchUp();
         await count();
       });
 
@@ -102,27 +118,15 @@ export function streamRoutes(app: App, ctx: AppContext) {
     heartbeat = setInterval(() => write(':\n\n'), HEARTBEAT_MS);
     if (res.destroyed) end();
 
-    const after = request.headers['last-event-id'];
+    const from = request.headers['last-event-id'];
     queue(async () => {
-      if (typeof after === 'string' && after) {
-        const from = await inApp(subscriber.id).where('id', '=', after).executeTakeFirst();
-        const missed = from
-          ? await inApp(subscriber.id)
-              .where((eb) => eb.or([eb('created_at', '>', from.created_at), eb.and([eb('created_at', '=', from.created_at), eb('id', '>', from.id)])]))
-              .orderBy('created_at')
-              .orderBy('id')
-              .limit(REPLAY + 1)
-              .execute()
-          : undefined;
-        if (!missed || missed.length > REPLAY) write('event: refetch\ndata: \n\n');
-        else {
-          lastId = after;
-          for (const row of missed) await message(row);
-        }
-      }
-      if (!lastId) {
-        const newest = await inApp(subscriber.id).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
-        lastId = newest?.id ?? '';
+      if (typeof from === 'string' && /^\d{1,15}$/.test(from)) {
+        lastSeq = Number(from);
+        await catchUp();
+      } else {
+        // A first connect, or an id of another kind: from the newest message on.
+        lastSeq = await newest(subscriber.id);
+        if (from) write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
       }
       await count();
     });
