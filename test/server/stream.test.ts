@@ -104,6 +104,25 @@ describe('notification stream', () => {
     }
   });
 
+  it('one trigger to 100 subscribers (the largest `to`) tells every stream its one message, once, each numbered', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `st-fan-${i}`);
+    await triggerEvent(server, { name: 'live', to: ids, payload: { title: 'first' } });
+    const streams = await Promise.all(ids.map((id) => openStream(server, id)));
+    try {
+      await Promise.all(streams.map((s) => s.next((e) => e.event === 'unseen' && e.data.count === 1)));
+      await triggerEvent(server, { name: 'live', to: ids, payload: { title: 'fan' } });
+      const told = await Promise.all(streams.map((s) => s.next((e) => e.event === 'message', 'the fan-out message', 10_000)));
+      await Promise.all(streams.map((s) => s.next((e) => e.event === 'unseen' && e.data.count === 2)));
+      await sleep(200);
+      for (const [i, s] of streams.entries()) {
+        assert.deepEqual(s.events.filter((e) => e.event === 'message').map((e) => e.data.subject), ['fan'], ids[i]);
+      }
+      assert.equal(new Set(told.map((e) => e.id)).size, ids.length, 'every message has its own number');
+    } finally {
+      for (const s of streams) s.close();
+    }
+  });
+
   it('a delayed step run by the scheduler reaches the stream', async () => {
     await createWorkflow(server, {
       workflowId: 'live-later',

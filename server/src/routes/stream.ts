@@ -4,6 +4,7 @@ import { findSubscriber } from '../db/lookups.ts';
 import type { Change } from '../changes.ts';
 import { SubscriberIdParam } from '../schemas.ts';
 import { loadEmbeds } from './messages.ts';
+import type { MessageRow } from '../views.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 //   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
@@ -32,23 +33,43 @@ export function streamRoutes(app: App, ctx: AppContext) {
     for (const end of open) end();
   });
 
-  const unseen = async (subscriberId: string) => {
-    const capped = k
-      .selectFrom('messages')
-      .select(sql<number>`1`.as('one'))
-      .where('subscriber_id', '=', subscriberId)
-      .where('channel', '=', 'in_app')
-      .where('seen', '=', 0)
-      .limit(CAP)
-      .as('capped');
-    const row = await k.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
-    return Number(row.count);
-  };
-  const inApp = (subscriberId: string) =>
-    k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriberId).where('channel', '=', 'in_app');
-  /** The subscriber's messages numbered after `seq`, oldest first: up to REPLAY, and one more when there are more. */
-  const after = (subscriberId: string, seq: number) =>
-    inApp(subscriberId).where('seq', '>', seq).orderBy('seq').limit(REPLAY + 1).execute();
+  // The reads of every stream told in the same turn of the event loop (a trigger to many
+  // subscribers tells them together) are made together: one statement for their new messages, one
+  // for their embeds, one for their counts, instead of three per stream.
+  // PostgreSQL takes the keys as arrays (one short statement to plan); SQLite, which has no
+  // LATERAL, a UNION ALL of one small select per key.
+  const pg = db.dialect === 'postgres';
+  const unseen = batched<string, number>(async (ids) => {
+    const capped = (id: unknown) =>
+      sql`(select count(*) from (select 1 from messages where subscriber_id = ${id} and channel = 'in_app' and seen = 0 limit ${CAP}) as c)`;
+    const { rows } = pg
+      ? await sql<{ k: number | string; n: number | string }>`select k.i - 1 as k, ${capped(sql.ref('k.id'))} as n from unnest(${ids}::text[]) with ordinality as k(id, i)`.execute(k)
+      : await sql<{ k: number | string; n: number | string }>`${sql.join(ids.map((id, i) => sql`select ${i} as k, ${capped(id)} as n`), sql` union all `)}`.execute(k);
+    const counts: number[] = [];
+    for (const r of rows) counts[Number(r.k)] = Number(r.n);
+    return counts;
+  });
+  // SQLite would rather walk the numbers (messages_seq) than the subscriber's own (messages_stream).
+  const newer = (id: unknown, seq: unknown) =>
+    sql`(select * from messages ${pg ? sql`` : sql`indexed by messages_stream`} where subscriber_id = ${id} and channel = 'in_app' and seq > ${seq} order by seq limit ${REPLAY + 1}) as m`;
+  /** A subscriber's messages numbered after `seq`, oldest first: up to REPLAY, and one more when there are more. */
+  const after = batched<[subscriberId: string, seq: number], MessageRow[]>(async (keys) => {
+    const { rows } = pg
+      ? await sql<MessageRow & { k: number | string }>`select k.i - 1 as k, m.* from unnest(${keys.map((key) => key[0])}::text[], ${keys.map((key) => key[1])}::bigint[])
+          with ordinality as k(id, seq, i) cross join lateral ${newer(sql.ref('k.id'), sql.ref('k.seq'))}`.execute(k)
+      : await sql<MessageRow & { k: number | string }>`${sql.join(
+          keys.map(([id, seq], i) => sql`select ${i} as k, m.* from ${newer(id, seq)}`),
+          sql` union all `,
+        )}`.execute(k);
+    const found = keys.map((): MessageRow[] => []);
+    for (const { k: i, ...row } of rows) found[Number(i)]!.push(row);
+    return found;
+  });
+  const views = batched<MessageRow[], unknown[]>(async (lists) => {
+    const all = await loadEmbeds(db, lists.flat());
+    let at = 0;
+    return lists.map((list) => all.slice(at, (at += list.length)));
+  });
   const newest = async (subscriberId: string) =>
     Number(
       (await k.selectFrom('messages').select((eb) => eb.fn.max('seq').as('top')).where('subscriber_id', '=', subscriberId).executeTakeFirst())?.top ?? 0,
@@ -71,19 +92,25 @@ export function streamRoutes(app: App, ctx: AppContext) {
       open.delete(end);
       if (!res.destroyed) res.end();
     };
+    // What one piece of work says (a message and the new count) leaves in one write.
+    let out = '';
     const write = (text: string) => {
-      if (!ended) res.write(text);
+      out += text;
+    };
+    const flush = () => {
+      if (!ended && out) res.write(out);
+      out = '';
     };
     const tell = (event: string, data: unknown) => write(`id: ${lastSeq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     /** Tells the messages committed since the last one told (or asks for a refetch when they are too many). */
     const catchUp = async () => {
-      const rows = await after(subscriber.id, lastSeq);
+      const rows = await after([subscriber.id, lastSeq]);
       if (rows.length > REPLAY) {
         lastSeq = await newest(subscriber.id);
         return write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
       }
-      const views = await loadEmbeds(db, rows, subscriber);
-      for (const [i, view] of views.entries()) {
+      if (rows.length === 0) return;
+      for (const [i, view] of (await views(rows)).entries()) {
         lastSeq = Number(rows[i]!.seq);
         tell('message', view);
       }
@@ -94,7 +121,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
     };
     // One change at a time, in the order heard; a failure ends the stream (the client reconnects).
     const queue = (work: () => Promise<unknown>) => {
-      chain = chain.then(() => (ended ? undefined : work())).then(undefined, end);
+      chain = chain.then(() => (ended ? undefined : work())).then(flush, end);
     };
     const onChange = (change: Change) =>
       queue(async () => {
@@ -114,8 +141,8 @@ export function streamRoutes(app: App, ctx: AppContext) {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
-    write(`retry: ${RETRY_MS}\n\n`);
-    heartbeat = setInterval(() => write(':\n\n'), HEARTBEAT_MS);
+    res.write(`retry: ${RETRY_MS}\n\n`);
+    heartbeat = setInterval(() => res.write(':\n\n'), HEARTBEAT_MS);
     if (res.destroyed) end();
 
     const from = request.headers['last-event-id'];
@@ -132,4 +159,28 @@ export function streamRoutes(app: App, ctx: AppContext) {
     });
     await chain;
   });
+}
+
+/**
+ * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 200
+ * at a time, within SQLite's limit on compound statements) and answers each in order.
+ */
+function batched<K, V>(load: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
+  let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
+  const flush = () => {
+    const all = waiting;
+    waiting = [];
+    for (let i = 0; i < all.length; i += 200) {
+      const part = all.slice(i, i + 200);
+      load(part.map((w) => w.key)).then(
+        (values) => part.forEach((w, j) => w.resolve(values[j]!)),
+        (err) => part.forEach((w) => w.reject(err)),
+      );
+    }
+  };
+  return (key) =>
+    new Promise<V>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(flush);
+      waiting.push({ key, resolve, reject });
+    });
 }
