@@ -66,6 +66,12 @@ export const hash = (s: string): string => {
   return h.toString(36);
 };
 
+/** `value` holds `filter` (every leaf of the filter equals the value at its path; arrays compare whole), as the feed's payload filter does. */
+const contains = (value: any, filter: unknown): boolean =>
+  filter && typeof filter == 'object' && !Array.isArray(filter)
+    ? !!value && typeof value == 'object' && Object.entries(filter).every(([k, f]) => contains(value[k], f))
+    : filter === undefined || JSON.stringify(value) == JSON.stringify(filter);
+
 /** The key of a store: service, subscriber, feed, payload filter and authentication (not the fetch function). */
 export const storeKey = (c: InboxConfig): string =>
   JSON.stringify([c.baseUrl, c.subscriberId, c.feedIdentifier, c.payload, c.apiKey, c.subscriberHash]);
@@ -143,6 +149,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #retry = 1000;
   #drops = 0;
   #later?: ReturnType<typeof setTimeout>; // reconnect, or leave after 60 s hidden
+  #others = 0; // messages told since the last count that this feed (its feed identifier, payload filter) does not show
 
   constructor(config: InboxConfig, key?: string) {
     super();
@@ -345,16 +352,24 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** An event of the stream, in every tab. */
   #onLive([type, data, id]: Live) {
     if (id) this.#lastId = id;
-    if (type == 'unseen') this.#countChanged(data.count);
-    else if (type == 'refetch') this.#refetch();
+    if (type == 'unseen') {
+      // A count raised only by messages this feed does not show: its first page is as it was.
+      if (this.#others && data.count == this.state.unseenCount + this.#others) this.#set({ unseenCount: data.count });
+      else this.#countChanged(data.count);
+      this.#others = 0;
+    } else if (type == 'refetch') this.#refetch();
     else if (type == 'message') {
-      // Once per browser: the first tab to take this message's lock tells the page (a visible tab
-      // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
+      const { feedIdentifier: f, payload } = this.config;
+      if ((f && ![f].flat().includes(data.feedIdentifier)) || !contains(data.payload, payload)) this.#others++;
+      // Every new message of the subscriber, once per browser (whatever feeds show it): the first tab
+      // to take this message's lock tells the page (a visible tab first: hidden ones try a moment
+      // later), and keeps it a while so later tabs find it taken.
       const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message: data } }));
       if (!this.#channel) tell();
       else
         setTimeout(
-          () => navigator.locks.request(this.#name + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
+          () =>
+            navigator.locks.request('notif-inbox:' + hash(this.config.baseUrl + ' ' + this.config.subscriberId) + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
           this.#hidden ? 99 : 0,
         );
     }
@@ -567,7 +582,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       else remove.push(m._id);
       count += +!!(c && !c.seen) - +!m.seen;
     }
-    count = all ? 0 : Math.max(0, count);
+    // A mark-all of one feed (feedIdentifier) leaves the others' messages unseen.
+    count = all && !this.config.feedIdentifier ? 0 : Math.max(0, count);
     const countDelta = count - unseenCount;
     this.#share({ upsert, remove, all, count });
 

@@ -8,7 +8,8 @@ import type { MessageRow } from '../views.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 //   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
-//   event: message  data: <Message>      each new in-app message, in the order they were committed
+//   event: message  data: <Message>      each new in-app message, in the order they were committed, with
+//                                         `feedIdentifier` (its step's feed, when it has one)
 //   event: refetch                        a reconnect missed more than the stream replays
 // Every event's `id:` is the commit number (`messages.seq`, engine/sequence.ts) of the newest
 // message the stream has told of (or the newest there is, at connect). Numbers follow commit
@@ -66,7 +67,9 @@ export function streamRoutes(app: App, ctx: AppContext) {
     return found;
   });
   const views = batched<MessageRow[], unknown[]>(async (lists) => {
-    const all = await loadEmbeds(db, lists.flat());
+    const rows = lists.flat();
+    // With its feed's identifier, so a client can tell whether a feed filtered by it shows the message.
+    const all = (await loadEmbeds(db, rows)).map((view, i) => ({ ...view, feedIdentifier: rows[i]!.feed_identifier ?? undefined }));
     let at = 0;
     return lists.map((list) => all.slice(at, (at += list.length)));
   });
