@@ -66,12 +66,6 @@ export const hash = (s: string): string => {
   return h.toString(36);
 };
 
-/** `value` holds `filter` (every leaf of the filter equals the value at its path; arrays compare whole), as the feed's payload filter does. */
-const contains = (value: any, filter: unknown): boolean =>
-  filter && typeof filter == 'object' && !Array.isArray(filter)
-    ? !!value && typeof value == 'object' && Object.entries(filter).every(([k, f]) => contains(value[k], f))
-    : filter === undefined || JSON.stringify(value) == JSON.stringify(filter);
-
 /** The key of a store: service, subscriber, feed, payload filter and authentication (not the fetch function). */
 export const storeKey = (c: InboxConfig): string =>
   JSON.stringify([c.baseUrl, c.subscriberId, c.feedIdentifier, c.payload, c.apiKey, c.subscriberHash]);
@@ -149,7 +143,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #retry = 1000;
   #drops = 0;
   #later?: ReturnType<typeof setTimeout>; // reconnect, or leave after 60 s hidden
-  #others = 0; // messages told since the last count that this feed (its feed identifier, payload filter) does not show
+  #others = 0; // messages told since the last count that this feed (its feed identifier) does not show
 
   constructor(config: InboxConfig, key?: string) {
     super();
@@ -352,24 +346,21 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** An event of the stream, in every tab. */
   #onLive([type, data, id]: Live) {
     if (id) this.#lastId = id;
-    if (type == 'unseen') {
-      // A count raised only by messages this feed does not show: its first page is as it was.
-      if (this.#others && data.count == this.state.unseenCount + this.#others) this.#set({ unseenCount: data.count });
-      else this.#countChanged(data.count);
-      this.#others = 0;
-    } else if (type == 'refetch') this.#refetch();
+    const f = this.config.feedIdentifier;
+    // A count raised only by messages this feed does not show: its first page is as it was (quiet).
+    if (type == 'unseen') this.#countChanged(data.count, !!this.#others && data.count == this.state.unseenCount + this.#others), (this.#others = 0);
+    else if (type == 'refetch') this.#refetch();
     else if (type == 'message') {
-      const { feedIdentifier: f, payload } = this.config;
-      if ((f && ![f].flat().includes(data.feedIdentifier)) || !contains(data.payload, payload)) this.#others++;
-      // Every new message of the subscriber, once per browser (whatever feeds show it): the first tab
-      // to take this message's lock tells the page (a visible tab first: hidden ones try a moment
+      if (f && ![f].flat().includes(data.feedIdentifier)) this.#others++;
+      // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
+      // is unique to it): the first tab to take this message's lock tells the page (a visible tab first: hidden ones try a moment
       // later), and keeps it a while so later tabs find it taken.
       const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message: data } }));
       if (!this.#channel) tell();
       else
         setTimeout(
           () =>
-            navigator.locks.request('notif-inbox:' + hash(this.config.baseUrl + ' ' + this.config.subscriberId) + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
+            navigator.locks.request('notif:' + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
           this.#hidden ? 99 : 0,
         );
     }
