@@ -195,11 +195,31 @@ async function browserFigures() {
 
 // ---- 3 and 4: many streams on one process ----
 
-/** Opens a stream for `subscriberId`; `onMessage` is called once per message event. */
-function openStream(url, agent, subscriberId, onEvent) {
+/**
+ * Opens a stream for `subscriberId`; `onEvent` is called once per message event. A 503 (the service
+ * under pressure, say while it closes thousands of streams) is tried again after its Retry-After, as
+ * the elements do.
+ */
+let retried = 0;
+async function openStream(url, agent, subscriberId, onEvent) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await openOnce(url, agent, subscriberId, onEvent);
+    } catch (err) {
+      if (!err.retryAfter || attempt === 5) throw err;
+      retried++;
+      await sleep(err.retryAfter * 1000);
+    }
+  }
+}
+
+function openOnce(url, agent, subscriberId, onEvent) {
   return new Promise((ok, fail) => {
     const req = httpRequest(`${url}/v1/subscribers/${subscriberId}/notifications/stream`, { agent, headers: { authorization: `ApiKey ${KEY}` } }, (res) => {
-      if (res.statusCode !== 200) return fail(new Error(`stream ${subscriberId}: ${res.statusCode}`));
+      if (res.statusCode !== 200) {
+        res.resume();
+        return fail(Object.assign(new Error(`stream ${subscriberId}: ${res.statusCode}`), { retryAfter: res.statusCode === 503 && Number(res.headers['retry-after'] ?? 1) }));
+      }
       res.setEncoding('utf8');
       let first = true;
       res.on('data', (chunk) => {
@@ -280,7 +300,8 @@ live (${new Date().toISOString().slice(0, 10)}, ${DATABASE}, one service process
   idle requests per minute, ${TABS} tabs, feed closed: ${b.perMinute.toFixed(2)} (${b.idle} in ${SECONDS} s)   ${ok(b.perMinute <= BUDGETS.perMinute)} (budget <= ${BUDGETS.perMinute})`}
   ${s.streams} idle streams: service RSS ${s.rssStreams.toFixed(0)} MB (${s.rssBefore.toFixed(0)} MB before)   ${ok(s.rssStreams <= BUDGETS.rssMb)} (budget <= ${BUDGETS.rssMb} MB)
     unseen count under load (16 connections, 10 s): p99 ${s.loaded.p99} ms with the streams, ${s.bare.p99} ms without (x${ratio.toFixed(2)}); ${s.loaded.rps.toFixed(0)} vs ${s.bare.rps.toFixed(0)} req/s   ${ok(ratio <= BUDGETS.p99Ratio)} (budget x${BUDGETS.p99Ratio})
-  ${SUBSCRIBERS} connected subscribers triggered at once: ${s.told} streams told, the last ${s.fanOutMs} ms after the triggers were sent, ${s.fanOutMs - s.accepted} ms after they were answered (writing 1,000 messages took ${s.accepted} ms)   ${ok(s.told === SUBSCRIBERS && s.fanOutMs <= BUDGETS.fanOutMs)} (budget every stream within ${BUDGETS.fanOutMs} ms)`);
+  ${SUBSCRIBERS} connected subscribers triggered at once: ${s.told} streams told, the last ${s.fanOutMs} ms after the triggers were sent, ${s.fanOutMs - s.accepted} ms after they were answered (writing 1,000 messages took ${s.accepted} ms)   ${ok(s.told === SUBSCRIBERS && s.fanOutMs <= BUDGETS.fanOutMs)} (budget every stream within ${BUDGETS.fanOutMs} ms)${retried ? `
+  (${retried} stream requests answered 503, under pressure, and tried again after Retry-After)` : ''}`);
 }
 
 try {
