@@ -40,15 +40,20 @@ export function streamRoutes(app: App, ctx: AppContext) {
   // PostgreSQL takes the keys as arrays (one short statement to plan); SQLite, which has no
   // LATERAL, a UNION ALL of one small select per key.
   const pg = db.dialect === 'postgres';
+  /**
+   * SQLite: the keys, the last one repeated up to a power of two, so the statements have few
+   * distinct texts (each is prepared once and kept: a union of 128 selects is a large program).
+   */
+  const padded = <T>(keys: T[]): T[] => [...keys, ...Array<T>((1 << Math.ceil(Math.log2(keys.length))) - keys.length).fill(keys.at(-1)!)];
   const unseen = batched<string, number>(async (ids) => {
     const capped = (id: unknown) =>
       sql`(select count(*) from (select 1 from messages where subscriber_id = ${id} and channel = 'in_app' and seen = 0 limit ${CAP}) as c)`;
     const { rows } = pg
       ? await sql<{ k: number | string; n: number | string }>`select k.i - 1 as k, ${capped(sql.ref('k.id'))} as n from unnest(${ids}::text[]) with ordinality as k(id, i)`.execute(k)
-      : await sql<{ k: number | string; n: number | string }>`${sql.join(ids.map((id, i) => sql`select ${i} as k, ${capped(id)} as n`), sql` union all `)}`.execute(k);
+      : await sql<{ k: number | string; n: number | string }>`${sql.join(padded(ids).map((id, i) => sql`select ${i} as k, ${capped(id)} as n`), sql` union all `)}`.execute(k);
     const counts: number[] = [];
     for (const r of rows) counts[Number(r.k)] = Number(r.n);
-    return counts;
+    return counts.slice(0, ids.length);
   });
   // SQLite would rather walk the numbers (messages_seq) than the subscriber's own (messages_stream).
   const newer = (id: unknown, seq: unknown) =>
@@ -59,11 +64,11 @@ export function streamRoutes(app: App, ctx: AppContext) {
       ? await sql<MessageRow & { k: number | string }>`select k.i - 1 as k, m.* from unnest(${keys.map((key) => key[0])}::text[], ${keys.map((key) => key[1])}::bigint[])
           with ordinality as k(id, seq, i) cross join lateral ${newer(sql.ref('k.id'), sql.ref('k.seq'))}`.execute(k)
       : await sql<MessageRow & { k: number | string }>`${sql.join(
-          keys.map(([id, seq], i) => sql`select ${i} as k, m.* from ${newer(id, seq)}`),
+          padded(keys).map(([id, seq], i) => sql`select ${i} as k, m.* from ${newer(id, seq)}`),
           sql` union all `,
         )}`.execute(k);
     const found = keys.map((): MessageRow[] => []);
-    for (const { k: i, ...row } of rows) found[Number(i)]!.push(row);
+    for (const { k: i, ...row } of rows) found[Number(i)]?.push(row);
     return found;
   });
   const views = batched<MessageRow[], unknown[]>(async (lists) => {
@@ -165,16 +170,16 @@ export function streamRoutes(app: App, ctx: AppContext) {
 }
 
 /**
- * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 200
- * at a time, within SQLite's limit on compound statements) and answers each in order.
+ * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 128
+ * at a time, within SQLite's limit of 500 on compound statements) and answers each in order.
  */
 function batched<K, V>(load: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
   let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
   const flush = () => {
     const all = waiting;
     waiting = [];
-    for (let i = 0; i < all.length; i += 200) {
-      const part = all.slice(i, i + 200);
+    for (let i = 0; i < all.length; i += 128) {
+      const part = all.slice(i, i + 128);
       load(part.map((w) => w.key)).then(
         (values) => part.forEach((w, j) => w.resolve(values[j]!)),
         (err) => part.forEach((w) => w.reject(err)),
