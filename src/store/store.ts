@@ -143,7 +143,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #retry = 1000;
   #drops = 0;
   #later?: ReturnType<typeof setTimeout>; // reconnect, or leave after 60 s hidden
-  #others = 0; // messages told since the last count that this feed (its feed identifier) does not show
 
   constructor(config: InboxConfig, key?: string) {
     super();
@@ -346,12 +345,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** An event of the stream, in every tab. */
   #onLive([type, data, id]: Live) {
     if (id) this.#lastId = id;
-    const f = this.config.feedIdentifier;
-    // A count raised only by messages this feed does not show: its first page is as it was (quiet).
-    if (type == 'unseen') this.#countChanged(data.count, !!this.#others && data.count == this.state.unseenCount + this.#others), (this.#others = 0);
+    if (type == 'unseen') this.#countChanged(data.count);
     else if (type == 'refetch') this.#refetch();
     else if (type == 'message') {
-      if (f && ![f].flat().includes(data.feedIdentifier)) this.#others++;
       // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
       // is unique to it): the first tab to take this message's lock tells the page (a visible tab first: hidden ones try a moment
       // later), and keeps it a while so later tabs find it taken.
@@ -573,8 +569,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       else remove.push(m._id);
       count += +!!(c && !c.seen) - +!m.seen;
     }
-    // A mark-all of one feed (feedIdentifier) leaves the others' messages unseen.
-    count = all && !this.config.feedIdentifier ? 0 : Math.max(0, count);
+    count = all ? 0 : Math.max(0, count);
     const countDelta = count - unseenCount;
     this.#share({ upsert, remove, all, count });
 
