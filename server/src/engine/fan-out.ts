@@ -18,8 +18,11 @@ import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './
 // A chunk whose jobs are no longer all pending (canceled, or taken over by another process) is
 // rolled back, and its runs go on one at a time, as any run does (run.ts's `advance`).
 
-/** Runs per transaction: a chunk's insert stays well under both databases' limits on parameters. */
-const CHUNK = 200;
+/**
+ * Runs per transaction: within both databases' limits on parameters, and on SQLite (whose statements
+ * block the event loop) small enough that requests are answered between chunks within tens of ms.
+ */
+const CHUNK = { sqlite: 25, postgres: 200 };
 
 export interface FanOutRun {
   /** The run's jobs in step order, as written; a job run here is updated in place. */
@@ -37,9 +40,11 @@ export async function fanOutInApp(store: Store, workflow: WorkflowRow, runs: Fan
   let left = runs;
   for (let step = 0; left.length > 0 && left.every((r) => r.jobs[step]?.type === 'in_app' && r.jobs[step]!.status === 'pending'); step++) {
     const next: FanOutRun[] = [];
-    for (let i = 0; i < left.length; i += CHUNK) {
-      if (i > 0) await yieldToLoop(store);
-      const chunk = left.slice(i, i + CHUNK);
+    const size = CHUNK[store.dialect];
+    for (let i = 0; i < left.length; i += size) {
+      // Other requests are answered between two chunks (on SQLite a chunk's statements block the loop).
+      if (i > 0 || step > 0) await yieldToLoop(store);
+      const chunk = left.slice(i, i + size);
       try {
         await runChunk(store, workflow, chunk, step, now);
         next.push(...chunk);
