@@ -13,13 +13,14 @@ const ROOT = resolve(import.meta.dirname, '..');
  * `tenant` ('organization/environment', as NOTIF_API_KEYS), with `args` after `serve` (default
  * --no-seed; `--demo` seeds and serves the playground too), resolving to the first URL `ready`
  * matches in its output (default: the service's own `listening on <url>`). `stop()` ends it
- * (SIGTERM, then SIGKILL after 5 s) and removes its database.
- * @param {{ key?: string, tenant?: string, name?: string, args?: string[], ready?: RegExp }} options
+ * (SIGTERM, then SIGKILL after 5 s) and removes its database. `db`: a database of the caller's
+ * (a postgres:// URL) instead of the temporary SQLite file; the caller removes it.
+ * @param {{ key?: string, tenant?: string, name?: string, args?: string[], ready?: RegExp, db?: string }} options
  * @returns {Promise<{ url: string, stop(): Promise<void>, pid: number | undefined }>}
  */
-export async function startService({ key, tenant, name = 'notif-service-', args = ['--no-seed'], ready = /listening on (http:\/\/\S+)/ }) {
+export async function startService({ key, tenant, name = 'notif-service-', args = ['--no-seed'], ready = /listening on (http:\/\/\S+)/, db }) {
   const dir = mkdtempSync(join(tmpdir(), name));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', join(dir, 'notif.db'), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', db ?? join(dir, 'notif.db'), ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: '', ...(key && { NOTIF_API_KEYS: `${key}=${tenant}` }) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import cors from '@fastify/cors';
@@ -151,10 +152,21 @@ export async function buildApp(config: AppConfig): Promise<App> {
     reply.header('x-request-id', request.id);
   });
   // Closing (SIGTERM): answers in flight end their connection, so a kept-alive client does not
-  // hold the process open; idle connections are closed as they become idle.
+  // hold the process open; idle connections are closed as they become idle. A connection that has
+  // sent no request yet (a client's spare one, opened after it dropped a stream) is not idle to
+  // Node until its headers timeout: those are closed too.
   let closing: NodeJS.Timeout | undefined;
+  const unused = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  app.server.on('request', (request: IncomingMessage) => unused.delete(request.socket));
   app.addHook('preClose', async () => {
-    closing = setInterval(() => app.server.closeIdleConnections(), 50);
+    closing = setInterval(() => {
+      app.server.closeIdleConnections();
+      for (const socket of unused) socket.destroy();
+    }, 50);
   });
   app.addHook('onClose', async () => clearInterval(closing));
   app.addHook('onSend', async (_request, reply, payload) => {

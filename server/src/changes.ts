@@ -10,7 +10,7 @@ import type { Database } from './db/schema.ts';
 // streams of every process (this one's included: one path for all). A NOTIFY sent inside a
 // transaction leaves when it commits, so a stream never reads a message before it exists.
 
-/** A change: the subscriber (internal id) and, for a new in-app message, its id; `s: '*'` means "recount all". */
+/** A change: the subscriber (internal id) and, for new in-app messages, one's id; `s: '*'` means "recount all". */
 export interface Change {
   s: string;
   m?: string;
@@ -29,13 +29,29 @@ export class ChangeBus {
   }
 
   /**
-   * Tells every stream of `change.s`, in every process. `kysely` may be a transaction: on
+   * Tells every stream of each `change.s`, in every process (many changes cost one statement).
+   * `kysely` may be a transaction: on
    * PostgreSQL the change then leaves at its commit (and never if it rolls back).
    */
-  async publish(kysely: Kysely<Database>, change: Change): Promise<void> {
-    if (this.#pg) await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(change)})`.execute(kysely);
+  async publish(kysely: Kysely<Database>, change: Change | Change[]): Promise<void> {
+    const changes = Array.isArray(change) ? change : [change];
+    if (changes.length === 0) return;
+    if (this.#pg) {
+      // One statement for them all: payloads of up to ~7,000 bytes (NOTIFY takes 8,000), each a JSON array.
+      const payloads: string[] = [];
+      let part: string[] = [];
+      let size = 0;
+      for (const c of changes) {
+        const text = JSON.stringify(c);
+        if (size + text.length > 7000 && part.length) (payloads.push(`[${part}]`), (part = []), (size = 0));
+        part.push(text);
+        size += text.length + 1;
+      }
+      payloads.push(`[${part}]`);
+      await sql`select pg_notify(${CHANNEL}, p) from unnest(${payloads}::text[]) as p`.execute(kysely);
+    }
     // SQLite: one connection, so a stream's query after this waits for a transaction in progress.
-    else setImmediate(() => this.#emit(change));
+    else setImmediate(() => changes.forEach((c) => this.#emit(c)));
   }
 
   /** Calls `listener` on every change of subscriber `s` (internal id); resolves once changes are heard. */
@@ -89,7 +105,7 @@ export class ChangeBus {
     client.on('end', lost);
     client.on('notification', (n) => {
       try {
-        this.#emit(JSON.parse(n.payload ?? '') as Change);
+        for (const change of [JSON.parse(n.payload ?? '') as Change | Change[]].flat()) this.#emit(change);
       } catch {
         // not ours
       }

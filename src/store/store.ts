@@ -361,13 +361,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (type == 'unseen') this.#countChanged(data.count);
     else if (type == 'refetch') this.#refetch();
     else if (type == 'message') {
-      // Once per browser: the first tab to take this message's lock tells the page (a visible tab
+      // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
+      // is unique to it): the first tab to take this message's lock tells the page (a visible tab
       // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
       const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message: data } }));
       if (!this.#channel) tell();
       else
         setTimeout(
-          () => navigator.locks.request(this.#name + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
+          () =>
+            navigator.locks.request('notif:' + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
           this.#hidden ? 99 : 0,
         );
     }

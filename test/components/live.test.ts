@@ -239,6 +239,37 @@ describe('live: the stream', () => {
     expect(await streamsOf(other)).to.equal(0);
   });
 
+  it('a feed filtered by feed identifier: arrivals it does not show raise the badge only (no pill, not seen); notif-message-received fires for every message', async () => {
+    const sub = await uniqueSubscriber();
+    const billing = await createWorkflow({ inApp: { subject: '{{payload.title}}', body: 'b', feedIdentifier: 'billing' } });
+    const news = await createWorkflow({ inApp: { subject: '{{payload.title}}', body: 'n', feedIdentifier: 'news' } });
+    await triggerMany(billing, sub, 20, 'Bill');
+    const tab = await openTab(sub, 'feed-identifier="billing"');
+    tabs.push(tab);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
+    await tab.bell.open();
+    const feed = tab.bell.feed;
+    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
+    await waitFor(() => tab.bell.badge === null, 'seen on open');
+    const panel = feed.root.querySelector<HTMLElement>('#panel')!;
+    panel.scrollTop = 600;
+    await waitFor(() => panel.scrollTop > 0, 'scrolled');
+    const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
+
+    await triggerMany(news, sub, 2, 'News');
+    await waitFor(() => tab.received.length === 2, 'notif-message-received for both', 4000);
+    await waitFor(() => tab.bell.badge === '2', 'the badge counts them: the popover does not show them', 4000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(pill(), 'no "new" button').to.equal(null);
+    expect(feed.loadedIds.length, 'the feed shows none of them').to.equal(20);
+    expect(tab.bell.badge).to.equal('2');
+
+    await trigger(billing, sub, { title: 'Bill fresh' });
+    await waitFor(() => pill()?.textContent === '1 new notification', 'the "1 new" button for the feed\'s own message', 4000);
+    await waitFor(() => tab.bell.badge === '2', 'its own message seen, the others still counted', 4000);
+    expect(tab.received.length).to.equal(3);
+  });
+
   it('a feed scrolled down shows "N new" for messages arriving above, and it scrolls up to them', async () => {
     const sub = await uniqueSubscriber();
     await triggerMany(workflowId, sub, 20, 'Old');

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { dropDatabase, expectErrorBody, sqlOn, startServer, TestServer } from './helpers.ts';
 import { createWorkflow, triggerEvent } from './fixtures.ts';
 import { closedPort, dbQuery, waitFor } from './engine-fixtures.ts';
+import { connect } from 'node:net';
+import { ensureSubscriber } from './fixtures.ts';
+import { openStream } from './stream-fixtures.ts';
 
 // Running it: /health (alive), /ready (database reachable, migrations applied), /metrics
 // (Prometheus text, behind a token), JSON logs with request ids and no secrets, 503 with
@@ -177,6 +180,30 @@ describe('overload', () => {
 });
 
 describe('graceful shutdown', () => {
+  it('SIGTERM ends open streams and closes a connection that sent no request (a client\'s spare one) at once', async () => {
+    const server = await startServer();
+    try {
+      await ensureSubscriber(server, 'stop-streams');
+      const stream = await openStream(server, 'stop-streams');
+      await stream.next((e) => e.event === 'unseen');
+      // What a client leaves after dropping a stream: a connection that sends nothing (yet).
+      const { hostname, port } = new URL(server.url);
+      const spare = connect(Number(port), hostname);
+      await new Promise((resolve) => spare.once('connect', resolve));
+      const spareClosed = new Promise((resolve) => spare.once('close', resolve));
+      const t0 = Date.now();
+      await server.stop(); // SIGTERM
+      const took = Date.now() - t0;
+      await stream.ended;
+      await spareClosed;
+      assert.match(server.output(), /stopped/);
+      assert.doesNotMatch(server.output(), /shutdown took over/);
+      assert.ok(took < 3000, `stopped in ${took} ms (Node's headers timeout would hold it 10 s)`);
+    } finally {
+      await server.dispose();
+    }
+  });
+
   it('SIGTERM lets a large trigger in flight finish every step, then the process exits', async () => {
     // Draining is what is tested, not its time limit: 1,200 writes on a busy machine (PostgreSQL,
     // each also telling open streams) may take longer than the default 10 s.

@@ -1,4 +1,4 @@
-import type { Kysely, Migration } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 
 // Migrations run at start (server/db/index.ts). Append new ones; never edit one that has shipped.
 // Column types are the portable subset (text, integer, bigint) so SQLite and PostgreSQL share them.
@@ -298,6 +298,26 @@ export const migrations: Record<string, Migration> = {
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('preferences_pk', ['subscriber_id', 'workflow_id', 'setting'])
         .execute();
+    },
+  },
+  '0006_message_seq': {
+    // The order in which in-app messages became visible (committed), for the stream's ids and its
+    // Last-Event-ID replay (routes/stream.ts). Creation time cannot serve: a message written by a
+    // transaction that commits late (another process, a slow step) may be older than one already
+    // told. seq is given last in the writing transaction, under a lock held to its commit
+    // (engine/sequence.ts), so a higher seq is never visible before a lower one. Other channels leave
+    // it null. Messages written before this migration are numbered by creation time.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('messages').addColumn('seq', 'bigint').execute();
+      await sql`update messages set seq = r.n from (
+        select id, row_number() over (order by created_at, id) as n from messages where channel = 'in_app'
+      ) as r where messages.id = r.id`.execute(db);
+      await db.schema.createIndex('messages_seq').on('messages').column('seq').unique().execute();
+      await db.schema.createIndex('messages_stream').on('messages').columns(['subscriber_id', 'seq']).execute();
+      if (db.getExecutor().adapter instanceof PostgresAdapter) {
+        await sql`create sequence messages_seq_numbers`.execute(db);
+        await sql`select setval('messages_seq_numbers', coalesce(max(seq), 0) + 1, false) from messages`.execute(db);
+      }
     },
   },
 };

@@ -188,6 +188,8 @@ export interface MessageTable {
   updated_at: string;
   /** The in-app job that wrote this message (unique: a replayed step writes nothing twice); null otherwise. */
   job_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Commit order of in-app messages (engine/sequence.ts); null until given, and for other channels. */
+  seq: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface IdempotencyTable {

@@ -1,3 +1,5 @@
+import type { Insertable } from 'kysely';
+import type { MessageTable } from '../db/schema.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText, renderUrl, type RenderContext } from '../render.ts';
 import { renderContextFor } from './render-context.ts';
@@ -5,6 +7,7 @@ import type { StoredStep, SubscriberRow } from '../views.ts';
 import type { InAppControls } from './controls.ts';
 import { feedIdFor } from './feeds.ts';
 import { executionDetail, finishJob, messageRow } from './jobs.ts';
+import { sequenceMessages } from './sequence.ts';
 import { inTransaction, type JobOutcome, type JobRow, type RunContext, type Store } from './types.ts';
 
 /** What `{{subscriber.x}}` placeholders can read. */
@@ -49,35 +52,47 @@ export function buildCta(cv: InAppControls, ctx: RenderContext) {
   };
 }
 
+/** An in_app job's controls. */
+export function inAppControls(job: JobRow): InAppControls {
+  return parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} }).controlValues as InAppControls;
+}
+
+/** The message an in_app job writes for its run (`feedId`: the step's feed, when it names one). */
+export function inAppMessage(job: JobRow, ctx: RunContext, cv: InAppControls, feedId: string | null): Insertable<MessageTable> {
+  const render = renderContextFor(job, ctx);
+  return messageRow(job, ctx, {
+    channel: 'in_app',
+    subject: cv.subject ? renderText(cv.subject, render) : null,
+    // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
+    content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
+    avatar: renderUrl(cv.avatar, render) ?? null,
+    cta: toJson(buildCta(cv, render)),
+    feed_id: feedId,
+    feed_identifier: cv.feedIdentifier ?? null,
+    job_key: job.id,
+  });
+}
+
 /**
  * Runs an `in_app` step: writes the Message and completes the job, in one transaction that checks the
  * job is still pending. The message is keyed by its job, so a step run again (after a crash, or by
- * two processes at once) never writes a second one.
+ * two processes at once) never writes a second one. (fan-out.ts does the same for many runs at once.)
  */
 export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Promise<JobOutcome> {
-  const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} });
-  const cv = step.controlValues as InAppControls;
-  const render = renderContextFor(job, ctx);
+  const cv = inAppControls(job);
   const now = ctx.now;
 
   await inTransaction(store, async (trx) => {
     const feedId = cv.feedIdentifier ? await feedIdFor(trx, job.environment_id, cv.feedIdentifier, now) : null;
-    const row = messageRow(job, ctx, {
-      channel: 'in_app',
-      subject: cv.subject ? renderText(cv.subject, render) : null,
-      // The spec gives a message's content as an array of content blocks: the rendered body is one text block.
-      content: toJson([{ type: 'text', content: renderText(cv.body ?? '', render) }]),
-      avatar: renderUrl(cv.avatar, render) ?? null,
-      cta: toJson(buildCta(cv, render)),
-      feed_id: feedId,
-      feed_identifier: cv.feedIdentifier ?? null,
-      job_key: job.id,
-    });
+    const row = inAppMessage(job, ctx, cv, feedId);
     // A job replayed after a crash writes nothing twice (job_key is unique), and tells no stream twice.
     const { numInsertedOrUpdatedRows } = await trx.kysely.insertInto('messages').values(row).onConflict((oc) => oc.column('job_key').doNothing()).executeTakeFirst();
-    // Open streams hear of it (on PostgreSQL when this transaction commits).
-    if (numInsertedOrUpdatedRows) await trx.changes?.publish(trx.kysely, { s: row.subscriber_id, m: row.id });
     await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
+    if (numInsertedOrUpdatedRows) {
+      // Open streams hear of it (on PostgreSQL at the commit); numbered last, as that holds a lock to the commit.
+      await trx.changes?.publish(trx.kysely, { s: row.subscriber_id, m: row.id });
+      await sequenceMessages(trx, [row.id]);
+    }
   });
   return 'completed';
 }

@@ -90,7 +90,19 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
   const existing = await load();
   const iso = now.toISOString();
   let changed = false;
+  // New subscribers given by id alone: one insert for them all (a large trigger names many).
+  const bare = new Set(recipients.filter((r) => !existing.has(r.subscriberId) && Object.keys(r).length === 1));
+  const list = [...bare];
+  for (let i = 0; i < list.length; i += 500) {
+    await k
+      .insertInto('subscribers')
+      .values(list.slice(i, i + 500).map((r) => newSubscriberRow(tenant, r.subscriberId, iso)))
+      .onConflict((oc) => oc.columns(['environment_id', 'subscriber_id']).doNothing())
+      .execute();
+    changed = true;
+  }
   for (const r of recipients) {
+    if (bare.has(r)) continue;
     const fields: Record<string, string | null> = {};
     for (const [key, column] of Object.entries(FIELDS)) {
       const value = r[key as keyof typeof FIELDS];

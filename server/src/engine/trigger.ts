@@ -8,6 +8,7 @@ import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS } from '../schemas.ts';
 import type { StoredStep, SubscriberRow, WorkflowRow } from '../views.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
+import { fanOutInApp } from './fan-out.ts';
 import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
 import { inTransaction, type JobOutcome, type JobRow, type Store } from './types.ts';
@@ -78,6 +79,8 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
   });
   crashPoint('after-commit');
+  // The in-app steps at the head of the workflow, for every run at once (fan-out.ts).
+  await fanOutInApp(store, workflow, planned.map((run) => ({ jobs: run.jobs as JobRow[], subscriber: run.subscriber })), now);
 
   const runs: TriggerResult['runs'] = [];
   for (const [i, run] of planned.entries()) {

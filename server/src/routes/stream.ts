@@ -4,16 +4,21 @@ import { findSubscriber } from '../db/lookups.ts';
 import type { Change } from '../changes.ts';
 import { SubscriberIdParam } from '../schemas.ts';
 import { loadEmbeds } from './messages.ts';
+import type { MessageRow } from '../views.ts';
 import { errorBody } from '../errors.ts';
 import { send, sseJson, StreamSlots } from '../stream-limits.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 //   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
-//   event: message  data: <Message>      each new in-app message; its `id:` is the message's _id
+//   event: message  data: <Message>      each new in-app message, in the order they were committed, with
+//                                         `feedIdentifier` (its step's feed, when it has one)
 //   event: refetch                        a reconnect missed more than the stream replays
-// Every event's `id:` is the newest message the stream has told of (or the newest there is, at
-// connect), so a reconnect with `Last-Event-ID` gets the messages made since (up to REPLAY of
-// them, oldest first), or `refetch` when there were more or that message is gone.
+// Every event's `id:` is the commit number (`messages.seq`, engine/sequence.ts) of the newest
+// message the stream has told of (or the newest there is, at connect). Numbers follow commit
+// order, in every process, so a reconnect with `Last-Event-ID` gets exactly the messages
+// committed since (up to REPLAY of them, oldest first), or `refetch` when there were more or the
+// id is not one of ours. A change heard reads every message after the last one told, so a message
+// is never told twice, nor skipped when its change comes late.
 // Written by hand: it is a few lines, and @fastify/sse is not a dependency.
 
 const HEARTBEAT_MS = Number(process.env.NOTIF_STREAM_HEARTBEAT_MS) || 25_000;
@@ -32,20 +37,54 @@ export function streamRoutes(app: App, ctx: AppContext) {
     for (const end of open) end();
   });
 
-  const unseen = async (subscriberId: string) => {
-    const capped = k
-      .selectFrom('messages')
-      .select(sql<number>`1`.as('one'))
-      .where('subscriber_id', '=', subscriberId)
-      .where('channel', '=', 'in_app')
-      .where('seen', '=', 0)
-      .limit(CAP)
-      .as('capped');
-    const row = await k.selectFrom(capped).select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
-    return Number(row.count);
-  };
-  const inApp = (subscriberId: string) =>
-    k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriberId).where('channel', '=', 'in_app');
+  // The reads of every stream told in the same turn of the event loop (a trigger to many
+  // subscribers tells them together) are made together: one statement for their new messages, one
+  // for their embeds, one for their counts, instead of three per stream.
+  // PostgreSQL takes the keys as arrays (one short statement to plan); SQLite, which has no
+  // LATERAL, a UNION ALL of one small select per key.
+  const pg = db.dialect === 'postgres';
+  /**
+   * SQLite: the keys, the last one repeated up to a power of two, so the statements have few
+   * distinct texts (each is prepared once and kept: a union of 128 selects is a large program).
+   */
+  const padded = <T>(keys: T[]): T[] => [...keys, ...Array<T>((1 << Math.ceil(Math.log2(keys.length))) - keys.length).fill(keys.at(-1)!)];
+  const unseen = batched<string, number>(async (ids) => {
+    const capped = (id: unknown) =>
+      sql`(select count(*) from (select 1 from messages where subscriber_id = ${id} and channel = 'in_app' and seen = 0 limit ${CAP}) as c)`;
+    const { rows } = pg
+      ? await sql<{ k: number | string; n: number | string }>`select k.i - 1 as k, ${capped(sql.ref('k.id'))} as n from unnest(${ids}::text[]) with ordinality as k(id, i)`.execute(k)
+      : await sql<{ k: number | string; n: number | string }>`${sql.join(padded(ids).map((id, i) => sql`select ${i} as k, ${capped(id)} as n`), sql` union all `)}`.execute(k);
+    const counts: number[] = [];
+    for (const r of rows) counts[Number(r.k)] = Number(r.n);
+    return counts.slice(0, ids.length);
+  });
+  // SQLite would rather walk the numbers (messages_seq) than the subscriber's own (messages_stream).
+  const newer = (id: unknown, seq: unknown) =>
+    sql`(select * from messages ${pg ? sql`` : sql`indexed by messages_stream`} where subscriber_id = ${id} and channel = 'in_app' and seq > ${seq} order by seq limit ${REPLAY + 1}) as m`;
+  /** A subscriber's messages numbered after `seq`, oldest first: up to REPLAY, and one more when there are more. */
+  const after = batched<[subscriberId: string, seq: number], MessageRow[]>(async (keys) => {
+    const { rows } = pg
+      ? await sql<MessageRow & { k: number | string }>`select k.i - 1 as k, m.* from unnest(${keys.map((key) => key[0])}::text[], ${keys.map((key) => key[1])}::bigint[])
+          with ordinality as k(id, seq, i) cross join lateral ${newer(sql.ref('k.id'), sql.ref('k.seq'))}`.execute(k)
+      : await sql<MessageRow & { k: number | string }>`${sql.join(
+          padded(keys).map(([id, seq], i) => sql`select ${i} as k, m.* from ${newer(id, seq)}`),
+          sql` union all `,
+        )}`.execute(k);
+    const found = keys.map((): MessageRow[] => []);
+    for (const { k: i, ...row } of rows) found[Number(i)]?.push(row);
+    return found;
+  });
+  const views = batched<MessageRow[], unknown[]>(async (lists) => {
+    const rows = lists.flat();
+    // With its feed's identifier, so a client can tell whether a feed filtered by it shows the message.
+    const all = (await loadEmbeds(db, rows)).map((view, i) => ({ ...view, feedIdentifier: rows[i]!.feed_identifier ?? undefined }));
+    let at = 0;
+    return lists.map((list) => all.slice(at, (at += list.length)));
+  });
+  const newest = async (subscriberId: string) =>
+    Number(
+      (await k.selectFrom('messages').select((eb) => eb.fn.max('seq').as('top')).where('subscriber_id', '=', subscriberId).executeTakeFirst())?.top ?? 0,
+    );
 
   // No HEAD: it would hold a stream that sends nothing.
   app.get('/v1/subscribers/:subscriberId/notifications/stream', { schema: { params: SubscriberIdParam }, exposeHeadRoute: false }, async (request, reply) => {
@@ -54,7 +93,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
     let ended = false;
     let chain = Promise.resolve();
     let lastCount = -1;
-    let lastId = '';
+    let lastSeq = 0;
     let heartbeat: NodeJS.Timeout | undefined;
     let off: (() => void) | undefined;
     let release: (() => void) | undefined;
@@ -67,13 +106,29 @@ export function streamRoutes(app: App, ctx: AppContext) {
       open.delete(end);
       if (!res.destroyed) res.end();
     };
+    // What one piece of work says (a message and the new count) leaves in one write.
+    let out = '';
     const write = (text: string) => {
-      if (!ended && !send(res, text)) end();
+      out += text;
     };
-    const tell = (event: string, data: unknown, id = lastId) => write(`id: ${id}\nevent: ${event}\ndata: ${sseJson(data)}\n\n`);
-    const message = async (row: Parameters<typeof loadEmbeds>[1][number]) => {
-      const [view] = await loadEmbeds(db, [row], subscriber);
-      tell('message', view, (lastId = row.id));
+    const flush = () => {
+      // A client that does not read has its stream ended (stream-limits.ts): it reconnects and catches up.
+      if (!ended && out && !send(res, out)) end();
+      out = '';
+    };
+    const tell = (event: string, data: unknown) => write(`id: ${lastSeq}\nevent: ${event}\ndata: ${sseJson(data)}\n\n`);
+    /** Tells the messages committed since the last one told (or asks for a refetch when they are too many). */
+    const catchUp = async () => {
+      const rows = await after([subscriber.id, lastSeq]);
+      if (rows.length > REPLAY) {
+        lastSeq = await newest(subscriber.id);
+        return write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
+      }
+      if (rows.length === 0) return;
+      for (const [i, view] of (await views(rows)).entries()) {
+        lastSeq = Number(rows[i]!.seq);
+        tell('message', view);
+      }
     };
     const count = async () => {
       const n = await unseen(subscriber.id);
@@ -81,14 +136,11 @@ export function streamRoutes(app: App, ctx: AppContext) {
     };
     // One change at a time, in the order heard; a failure ends the stream (the client reconnects).
     const queue = (work: () => Promise<unknown>) => {
-      chain = chain.then(() => (ended ? undefined : work())).then(undefined, end);
+      chain = chain.then(() => (ended ? undefined : work())).then(flush, end);
     };
     const onChange = (change: Change) =>
       queue(async () => {
-        if (change.m) {
-          const row = await inApp(subscriber.id).where('id', '=', change.m).executeTakeFirst();
-          if (row) await message(row);
-        }
+        if (change.m || change.s === '*') await catchUp();
         await count();
       });
 
@@ -108,34 +160,46 @@ export function streamRoutes(app: App, ctx: AppContext) {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
-    write(`retry: ${RETRY_MS}\n\n`);
-    heartbeat = setInterval(() => write(':\n\n'), HEARTBEAT_MS);
+    res.write(`retry: ${RETRY_MS}\n\n`);
+    heartbeat = setInterval(() => send(res, ':\n\n') || end(), HEARTBEAT_MS);
     if (res.destroyed) end();
 
-    const after = request.headers['last-event-id'];
+    const from = request.headers['last-event-id'];
     queue(async () => {
-      if (typeof after === 'string' && after) {
-        const from = await inApp(subscriber.id).where('id', '=', after).executeTakeFirst();
-        const missed = from
-          ? await inApp(subscriber.id)
-              .where((eb) => eb.or([eb('created_at', '>', from.created_at), eb.and([eb('created_at', '=', from.created_at), eb('id', '>', from.id)])]))
-              .orderBy('created_at')
-              .orderBy('id')
-              .limit(REPLAY + 1)
-              .execute()
-          : undefined;
-        if (!missed || missed.length > REPLAY) write('event: refetch\ndata: \n\n');
-        else {
-          lastId = after;
-          for (const row of missed) await message(row);
-        }
-      }
-      if (!lastId) {
-        const newest = await inApp(subscriber.id).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
-        lastId = newest?.id ?? '';
+      if (typeof from === 'string' && /^\d{1,15}$/.test(from)) {
+        lastSeq = Number(from);
+        await catchUp();
+      } else {
+        // A first connect, or an id of another kind: from the newest message on.
+        lastSeq = await newest(subscriber.id);
+        if (from) write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
       }
       await count();
     });
     await chain;
   });
+}
+
+/**
+ * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 128
+ * at a time, within SQLite's limit of 500 on compound statements) and answers each in order.
+ */
+function batched<K, V>(load: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
+  let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
+  const flush = () => {
+    const all = waiting;
+    waiting = [];
+    for (let i = 0; i < all.length; i += 128) {
+      const part = all.slice(i, i + 128);
+      load(part.map((w) => w.key)).then(
+        (values) => part.forEach((w, j) => w.resolve(values[j]!)),
+        (err) => part.forEach((w) => w.reject(err)),
+      );
+    }
+  };
+  return (key) =>
+    new Promise<V>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(flush);
+      waiting.push({ key, resolve, reject });
+    });
 }

@@ -143,13 +143,14 @@ export class NotifBell extends InboxElement {
     }
   }
 
-  #seen = 0;
+  #top?: string;
 
   protected override updated(changed: PropertyValues<this>) {
-    // Messages that arrive while the popover is open and shows them are seen: the badge does not count them.
-    const count = this.state?.unseenCount ?? 0;
-    if (this.open && count > this.#seen && !this.state!.error) this.#seeAll();
-    this.#seen = count;
+    // Messages that arrive while the popover is open and shows them are seen: the badge does not
+    // count them (it does count those its feed does not show: feed identifier, payload filter).
+    const top = this.state?.messages[0];
+    if (this.open && top && !top.seen && top._id != this.#top && !this.state!.error) this.#seeAll();
+    this.#top = top?._id;
     // The feed reads the render hooks from this element.
     if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
