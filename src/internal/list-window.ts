@@ -1,14 +1,16 @@
 // A windowed list: of a long list of items only the rows in and near the view are in the DOM.
-// Rows are measured as they render and their heights remembered (by key); the rows not rendered
-// are the list's padding before and after, so the scrollbar stays truthful. One row may be pinned
-// (the one holding the tab stop): it stays rendered wherever it is, a `gap` margin standing for the
-// rows between it and the others. The row at the top of the view stays where it is when rows are
-// added or change height above it. Rows are keyed and never moved: a row element lives as long
-// as its item stays in the window, and leaving the window is leaving the DOM (disconnectedCallback).
+// Rows are measured by one ResizeObserver (after the browser's own layout: no forced layout) and
+// their heights remembered (by key); the rows not rendered are the list's padding before and
+// after, so the scrollbar stays truthful. One row may be pinned (the one holding the tab stop): it
+// stays rendered wherever it is, a `gap` margin standing for the rows between it and the others.
+// The row at the top of the view stays where it is when rows are added or change height above it.
+// Rows are keyed: a row that stays in the window is never moved (focus stays in it); the element
+// of a row that left is given to one that comes (a row element is made only when none is free).
+// Scrolls and resizes lay the list out once per frame.
 
 /** A row's height before it was ever measured: the mean of those measured, or this. */
 const ESTIMATE = 80;
-/** Rendered beyond each edge of the view, in px: keyboard and wheel find rows ready. */
+/** Rendered beyond each edge of the view, in px, once rows were measured: keyboard and wheel find rows ready. */
 const OVERSCAN = 400;
 /** At most this many rows, whatever the view's size (the pinned one besides). */
 const MAX_ROWS = 50;
@@ -16,140 +18,159 @@ const MAX_ROWS = 50;
 export class ListWindow<T> {
   /** The rendered rows by key, in order. */
   rendered = new Map<string, HTMLElement>();
+  /** Whether the rows reach the last item, the list being shown: time to load more. */
+  atEnd = false;
   #heights = new Map<string, number>();
   #items: readonly T[] = [];
   #list?: HTMLElement | null;
   #pinned?: string;
   #sheet = new CSSStyleSheet();
-  #run?: Promise<void>;
-  #again?: boolean;
+  #css = '';
+  #next?: Promise<unknown>;
+  #observer = new ResizeObserver((entries) => {
+    let changed = false;
+    for (const e of entries) {
+      const key = (e.target as HTMLElement).dataset.key;
+      const h = e.borderBoxSize[0]!.blockSize;
+      // (The list, watched while it was not shown: shown now. Not watched beyond that: the padding
+      // written here resizes it, which would be a loop.)
+      if (!key) changed = !!(this.#observer.unobserve(e.target), 1);
+      else if (h && h != this.#heights.get(key)) changed = !!this.#heights.set(key, h);
+    }
+    // Heights and padding at once, before this frame is painted; other rows in the next frame.
+    if (changed) this.#pass(true);
+  });
 
   /**
    * `key`: an item's key; `row`: makes (without `el`) or updates the row element (an `<li>`) of an
-   * item at an index; `scroller`: the element that scrolls the list, or null when the page does.
+   * item at an index; `scroller`: the element that scrolls the list, or null when the page does;
+   * `more`: called after a layout that reached the last item.
    */
   constructor(
     readonly key: (item: T) => string,
     readonly row: (item: T, index: number, el?: HTMLElement) => HTMLElement,
     readonly scroller: () => HTMLElement | null,
+    readonly more: () => void,
   ) {}
 
-  /** The index of the item with `key`, or -1. */
-  indexOf(key?: string): number {
-    return this.#items.findIndex((item) => this.key(item) == key);
+  /**
+   * Shows `items` in `list`, keeping `pinned`'s row, at once; without arguments (a scroll, a
+   * resize) lays out what it has again in the next frame. Resolves once the rows are rendered.
+   */
+  layout(list?: HTMLElement | null, items?: readonly T[], pinned?: string): Promise<unknown> {
+    if (!items) return (this.#next ??= new Promise((r) => requestAnimationFrame(() => r(((this.#next = undefined), this.#pass())))));
+    if (list != this.#list) {
+      this.rendered.clear();
+      this.#observer.disconnect();
+      if (list) {
+        list.classList.add('window');
+        const root = list.getRootNode() as ShadowRoot;
+        if (!root.adoptedStyleSheets.includes(this.#sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, this.#sheet];
+      }
+    }
+    this.#list = list;
+    this.#items = items;
+    this.#pinned = pinned;
+    return this.#pass();
   }
 
   /**
-   * Shows `items` in `list`, keeping `pinned`'s row; without arguments (a scroll, a resize) lays out
-   * what it has again. Resolves once the rows in view are in the DOM, rendered and measured.
+   * Reads where the view is, then writes: the rows of the view (`measured`: from the observer, only
+   * the padding and the scroll position; rows to add wait for the next frame), the padding, and the
+   * scroll that keeps the view's top row in place.
    */
-  layout(list?: HTMLElement | null, items?: readonly T[], pinned?: string): Promise<void> {
-    if (items) {
-      if (list != this.#list) {
-        this.rendered.clear();
-        if (list) {
-          list.classList.add('window');
-          const root = list.getRootNode() as ShadowRoot;
-          if (!root.adoptedStyleSheets.includes(this.#sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, this.#sheet];
-        }
-      }
-      this.#list = list;
-      this.#items = items;
-      this.#pinned = pinned;
-    }
-    this.#again = true;
-    return (this.#run ??= (async () => {
-      try {
-        while (this.#again) {
-          this.#again = false;
-          await this.#pass();
-        }
-      } finally {
-        this.#run = undefined;
-      }
-    })());
-  }
-
-  async #pass() {
+  #pass(measured?: boolean): Promise<unknown> {
     const list = this.#list;
-    if (!list?.isConnected) return;
+    // Not shown (a closed popover): nothing to lay out; the observer says when it is. No list: nothing shown, the end.
+    if (!list?.isConnected || !list.getClientRects().length) {
+      if ((this.atEnd = !list)) this.more();
+      else this.#observer.observe(list);
+      return Promise.resolve();
+    }
     const items = this.#items;
     const n = items.length;
     const [top, bottom] = this.#view();
-    // The anchor: the first rendered row reaching into the view, while the list is scrolled.
-    let anchor: HTMLElement | undefined;
+    const listTop = list.getBoundingClientRect().top;
+    // While the list is scrolled, the row at the view's top stays where it is: the first rendered row reaching into the view.
+    let anchor: string | undefined;
     let at = 0;
-    if (list.getBoundingClientRect().top < top) {
-      for (const row of this.rendered.values()) {
-        const r = row.getBoundingClientRect();
-        if (r.bottom > top && (!anchor || r.top < at)) (anchor = row), (at = r.top);
-      }
-    }
-    for (let round = 0; round < 3; round++) {
-      const offsets = this.#offsets();
-      // The view's top in the list; where the anchor is, it decides.
-      const a = anchor ? this.indexOf(anchor.dataset.key) : -1;
-      const y = a < 0 ? top - list.getBoundingClientRect().top : offsets[a]! - at + top;
-      let start = 0;
-      while (start < n - 1 && offsets[start + 1]! < y - OVERSCAN) start++;
-      let end = start;
-      while (end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + OVERSCAN) end++;
-      const fresh = this.#reconcile(list, items, offsets, start, end);
-      await Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
-      let changed = !!fresh.length;
+    if (listTop < top)
       for (const [key, row] of this.rendered) {
-        const h = row.getBoundingClientRect().height;
-        if (h && h != this.#heights.get(key)) changed = !!this.#heights.set(key, h);
+        const r = row.getBoundingClientRect();
+        if (r.bottom > top && (!anchor || r.top < at)) (anchor = key), (at = r.top);
       }
-      // Padding and gap from the measured heights.
-      this.#reconcile(list, items, this.#offsets(), start, end);
-      if (anchor?.isConnected) this.#scrollBy(anchor.getBoundingClientRect().top - at);
-      if (!changed) break;
-    }
-  }
-
-  /** Puts the rows of [start, end) and the pinned one in the list, in order, with their padding; returns the new ones. */
-  #reconcile(list: HTMLElement, items: readonly T[], offsets: number[], start: number, end: number): HTMLElement[] {
-    const indexes: number[] = [];
-    const pin = this.indexOf(this.#pinned);
+    let sum = 0;
+    for (const h of this.#heights.values()) sum += h;
+    const estimate = sum / this.#heights.size || ESTIMATE;
+    const keys = items.map(this.key);
+    const offsets = [0];
+    keys.forEach((key, i) => offsets.push(offsets[i]! + (this.#heights.get(key) ?? estimate)));
+    const a = anchor ? keys.indexOf(anchor) : -1;
+    const dy = a < 0 ? 0 : listTop + offsets[a]! - at;
+    const y = top - listTop + dy;
+    const over = this.#heights.size ? OVERSCAN : 0;
+    let start = 0;
+    while (start < n - 1 && offsets[start + 1]! < y - over) start++;
+    let end = start;
+    while (end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + over) end++;
+    const pin = keys.indexOf(this.#pinned!);
+    let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
     for (let i = start; i < end; i++) indexes.push(i);
     if (pin >= end) indexes.push(pin);
-    const keys = indexes.map((i) => this.key(items[i]!));
-    // Rows leave first, so the ones that stay never move (a moved element would lose focus).
-    for (const [key, row] of this.rendered) if (!keys.includes(key)) row.remove();
+    // From the observer: the rows stay (rows rendered now would be measured only in the next frame); the next frame brings the others.
+    if (measured) {
+      const now = [...this.rendered.keys()].map((key) => keys.indexOf(key));
+      if (`${now}` != `${indexes}`) void this.layout();
+      indexes = now;
+    }
+    const fresh = this.#reconcile(list, items, offsets, indexes, keys);
+    if (Math.abs(dy) >= 0.5) {
+      const s = this.scroller();
+      if (s) s.scrollTop += dy;
+      else scrollBy(0, dy);
+    }
+    // (Not from the observer: what loading more changes would resize rows before this frame is painted, a loop.)
+    if ((this.atEnd = end >= n)) {
+      if (measured) void this.layout();
+      else this.more();
+    }
+    return Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
+  }
+
+  /** Puts the rows of `indexes` in the list, in order, with their padding; returns the new ones. */
+  #reconcile(list: HTMLElement, items: readonly T[], offsets: number[], indexes: number[], keys: string[]): HTMLElement[] {
+    const want = new Set(indexes.map((i) => keys[i]));
+    // Rows leave first, so the ones that stay never move (a moved element would lose focus); their elements are free.
+    const free: HTMLElement[] = [];
+    for (const [key, row] of this.rendered) if (!want.has(key)) free.push(row);
     const fresh: HTMLElement[] = [];
     const rendered = new Map<string, HTMLElement>();
     let next = list.firstElementChild;
     let gap = 0;
     indexes.forEach((i, k) => {
-      let row = this.rendered.get(keys[k]!);
-      if (!row) fresh.push((row = this.row(items[i]!, i)));
-      this.row(items[i]!, i, row);
-      row.dataset.key = keys[k];
+      const key = keys[i]!;
+      let row = this.rendered.get(key);
+      if (row) this.row(items[i]!, i, row);
+      else {
+        fresh.push((row = this.row(items[i]!, i, free.pop())));
+        row.dataset.key = key;
+        this.#observer.observe(row);
+      }
       const g = k ? offsets[i]! - offsets[indexes[k - 1]! + 1]! : 0;
       row.classList.toggle('gap', !!g);
       gap ||= g;
-      rendered.set(keys[k]!, row);
+      rendered.set(key, row);
+      while (free.includes(next as HTMLElement)) next = next!.nextElementSibling;
       if (row == next) next = next.nextElementSibling;
       else list.insertBefore(row, next);
     });
+    for (const row of free) this.#observer.unobserve(row), row.remove();
     this.rendered = rendered;
     const first = indexes[0] ?? 0;
-    this.#sheet.replaceSync(
-      `.window{overflow-anchor:none;padding-block:${offsets[first]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`,
-    );
+    const css = `.window{overflow-anchor:none;padding-block:${offsets[first]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`;
+    if (css != this.#css) this.#sheet.replaceSync((this.#css = css));
     return fresh;
-  }
-
-  /** offsets[i]: the top of row i in the list; offsets[n]: the list's height. */
-  #offsets(): number[] {
-    let sum = 0;
-    for (const h of this.#heights.values()) sum += h;
-    const estimate = sum / this.#heights.size || ESTIMATE;
-    const offsets = [0];
-    for (const item of this.#items) offsets.push(offsets.at(-1)! + (this.#heights.get(this.key(item)) ?? estimate));
-    return offsets;
   }
 
   /**
@@ -162,12 +183,5 @@ export class ListWindow<T> {
     const top = Math.max(0, r?.top ?? 0);
     const bottom = Math.min(innerHeight, r?.bottom ?? innerHeight);
     return r && top >= bottom ? [r.top, r.bottom] : [top, bottom];
-  }
-
-  #scrollBy(dy: number) {
-    const s = this.scroller();
-    if (Math.abs(dy) < 0.5) return;
-    if (s) s.scrollTop += dy;
-    else scrollBy(0, dy);
   }
 }

@@ -144,7 +144,11 @@ describe('windowed list', function () {
       await feed.loaded();
       await loadAll(feed, 60);
       view(feed).scrollTo(1500);
-      await waitFor(() => feed.positions[1]![0] > 5, 'scrolled into the list');
+      // (Scrolls are laid out in the next frame: the rows there, one of them across the view's top.)
+      await waitFor(() => feed.messages.some((m) => {
+        const r = m.el.getBoundingClientRect();
+        return feed.positions[1]![0] > 5 && r.top <= view(feed).top && r.bottom > view(feed).top;
+      }), 'scrolled into the list');
       await new Promise((r) => requestAnimationFrame(r));
       const reading = feed.messages.find((m) => m.el.getBoundingClientRect().top > view(feed).top)!;
       const subject = reading.subject;

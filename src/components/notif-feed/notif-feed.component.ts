@@ -2,7 +2,7 @@ import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { formatNumber, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
+import { formatDate, formatNumber, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -120,8 +120,6 @@ export class NotifFeed extends InboxElement {
   declare embedded: boolean;
   /** The message holding the list's tab stop. */
   #activeId?: string;
-  #sentinelVisible = false;
-  #observer?: IntersectionObserver;
   #pumping = false;
   #stalls = 0;
   #stallTimer?: ReturnType<typeof setTimeout>;
@@ -139,21 +137,25 @@ export class NotifFeed extends InboxElement {
       }
       const state = this.state!;
       li.ariaPosInSet = `${i + 1}`;
-      const n = this.#shown().length;
+      const n = this.#count;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
       const hooks = this.#hooks();
       const custom = hooks[0] == 'Message' && !this.#declined.has(m);
       const row = Object.assign(li.firstChild as NotifMessage, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
-      // The row's slots for the custom pieces, each forwarding the host of that piece (see #render).
+      // The row's slots for the custom pieces, each forwarding the host of that piece (see #render);
+      // a row element shows another message as the list scrolls.
       const slots = this.#pieces(custom).map((h) => h.toLowerCase());
-      if (row.dataset.slots != `${slots}`) {
-        row.dataset.slots = `${slots}`;
+      if (row.dataset.slots != slots + m._id) {
+        row.dataset.slots = slots + m._id;
         row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
       }
       return li;
     },
     () => this.#panel,
+    () => void this.#pump(),
   );
+  /** How many messages the list shows. */
+  #count = 0;
   #layout = () => void this.#window.layout().then(() => this.#render());
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
@@ -188,21 +190,8 @@ export class NotifFeed extends InboxElement {
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
     if (attached) store.feedOpened();
     else store.feedClosed();
-    // The first relative time builds its Intl formatter (tens of ms): built while the page is in flight.
-    relativeTime(new Date(), 0, localeOf(this));
-  }
-
-  /**
-   * Watches the sentinel for the element's lifetime: detached, it reports leaving the view, and it
-   * reports again once the element is back (nothing holds the element beyond that).
-   */
-  protected override firstUpdated() {
-    (this.#observer = new IntersectionObserver(
-      (entries) => {
-        if ((this.#sentinelVisible = entries.some((e) => e.isIntersecting))) void this.#pump();
-      },
-      { root: this.#panel, rootMargin: '400px' },
-    )).observe(this.renderRoot.querySelector('.sentinel')!);
+    // The first relative time and date build their Intl formatters (tens of ms): built while the page is in flight.
+    relativeTime(new Date(), formatDate(new Date(), localeOf(this)).length, localeOf(this));
   }
 
 
@@ -217,12 +206,13 @@ export class NotifFeed extends InboxElement {
     // The tab stop: the active message when it is loaded, else the first.
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     // The rendered rows' custom pieces follow every layout (rows come and go as the view moves).
+    this.#count = messages.length;
+    // (It loads more, through #pump, when its rows reach the last message.)
     const laid = this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     // When the app changed the hooks, also this update at once (the layout puts the rows it keeps up
     // to date before its first await): the hosts no hook needs now are gone once the update completes.
     if (`${this.#hooks()}` != this.#hooksRendered) this.#render();
     void laid.then(() => this.#render());
-    if (this.#sentinelVisible) void this.#pump();
   }
 
   // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
@@ -288,7 +278,7 @@ export class NotifFeed extends InboxElement {
   /**
    * Loads pages while the end of the list is near the view and the store makes progress. A page
    * that brought nothing (superseded by a refresh, or failed) is retried a few times with backoff,
-   * since the sentinel staying in view fires no new intersection.
+   * since nothing else asks again while the view stays at the end.
    */
   async #pump() {
     const store = this.inbox;
@@ -297,19 +287,9 @@ export class NotifFeed extends InboxElement {
     this.#pumping = true;
     try {
       // (`await null`: never change state inside the update that asked.)
-      for (await null; this.#sentinelVisible; ) {
-        // The observer starts the loop; geometry keeps it honest, since the observer's last report may
-        // be stale: a page rendered (the sentinel far below: the loop stops here) and the view jumped to
-        // the new end before the observer looked again, so it saw no change and says nothing. Watching
-        // the sentinel afresh makes it report where the sentinel is now. (No height: the 1px sentinel
-        // is not rendered, as in a closed popover.)
-        const sentinel = this.renderRoot.querySelector('.sentinel')!;
-        const rect = sentinel.getBoundingClientRect();
-        if (!rect.height || rect.top > (this.embedded ? this.#panel!.getBoundingClientRect().bottom : innerHeight) + 400) {
-          this.#observer!.unobserve(sentinel);
-          this.#observer!.observe(sentinel);
-          break;
-        }
+      // The list window says whether its rows reach the last message (it looks again at every layout,
+      // a page rendered included).
+      for (await null; this.#window.atEnd; ) {
         const s = store.state;
         // (`loading` is the first page's status: never with `loaded`.)
         if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'error') break;
@@ -363,7 +343,7 @@ export class NotifFeed extends InboxElement {
           this.#new
             ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
             : nothing
-        }${this.#renderBody(state, t)}<div class="sentinel" aria-hidden="true"></div>${
+        }${this.#renderBody(state, t)}${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
