@@ -108,11 +108,19 @@ export class ListWindow<T> {
     const a = anchor ? keys.indexOf(anchor) : -1;
     const dy = a < 0 ? 0 : listTop + offsets[a]! - at;
     const y = top - listTop + dy;
-    const over = this.#heights.size ? OVERSCAN : 0;
     let start = 0;
-    while (start < n - 1 && offsets[start + 1]! < y - over) start++;
-    let end = start;
-    while (end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + over) end++;
+    let end = 0;
+    const range = (over: number) => {
+      for (start = 0; start < n - 1 && offsets[start + 1]! < y - over; ) start++;
+      for (end = start; end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + over; ) end++;
+    };
+    range(this.#heights.size ? OVERSCAN : 0);
+    // A jump (none of these rows is rendered: a fast scroll, the scrollbar dragged): the rows in view
+    // only, the others in the next frame if the view stays.
+    if (!measured && !keys.slice(start, end).some((key) => key != this.#pinned && this.rendered.has(key)) && this.rendered.size > 1) {
+      range(0);
+      void this.layout();
+    }
     const pin = keys.indexOf(this.#pinned!);
     let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
@@ -141,7 +149,8 @@ export class ListWindow<T> {
   /** Puts the rows of `indexes` in the list, in order, with their padding; returns the new ones. */
   #reconcile(list: HTMLElement, items: readonly T[], offsets: number[], indexes: number[], keys: string[]): HTMLElement[] {
     const want = new Set(indexes.map((i) => keys[i]));
-    // Rows leave first, so the ones that stay never move (a moved element would lose focus); their elements are free.
+    // Rows that stay never move (a moved element would lose focus); the elements of those that leave are
+    // free, given in their order (a whole new window reuses them in place: nothing moves).
     const free: HTMLElement[] = [];
     for (const [key, row] of this.rendered) if (!want.has(key)) free.push(row);
     const fresh: HTMLElement[] = [];
@@ -153,7 +162,7 @@ export class ListWindow<T> {
       let row = this.rendered.get(key);
       if (row) this.row(items[i]!, i, row);
       else {
-        fresh.push((row = this.row(items[i]!, i, free.pop())));
+        fresh.push((row = this.row(items[i]!, i, free.shift())));
         row.dataset.key = key;
         this.#observer.observe(row);
       }
