@@ -212,6 +212,8 @@ async function metrics(cdp) {
 /** Figure A, one fresh page: the timings of the first page of messages. */
 async function firstRender(context, pageUrl, expected) {
   const page = await context.newPage();
+  page.on('pageerror', (e) => log(`  page error: ${e.stack ?? e}`));
+  page.on('console', (m) => m.type() == 'error' && log(`  console error: ${m.text()}`));
   try {
     await page.goto(pageUrl);
     await page.waitForFunction(() => window.__bench?.render, null, { timeout: 30_000, polling: 50 });
@@ -248,6 +250,8 @@ async function firstRender(context, pageUrl, expected) {
 /** Figure B: load every message by scrolling, count, then scroll down and up. */
 async function tenThousand(context, pageUrl, total) {
   const page = await context.newPage();
+  page.on('pageerror', (e) => log(`  page error: ${e.stack ?? e}`));
+  page.on('console', (m) => m.type() == 'error' && log(`  console error: ${m.text()}`));
   try {
     await page.goto(pageUrl);
     await page.waitForFunction(() => window.__bench?.render, null, { timeout: 30_000, polling: 50 });

@@ -5,7 +5,8 @@
 // stays rendered wherever it is, a `gap` margin standing for the rows between it and the others.
 // The row at the top of the view stays where it is when rows are added or change height above it.
 // Rows are keyed: a row that stays in the window is never moved (focus stays in it); the element
-// of a row that left is given to one that comes (a row element is made only when none is free).
+// of a row that left is given to one that comes, or kept for one to come (a row element is made
+// only when none is free).
 // Scrolls and resizes lay the list out once per frame.
 
 /** A row's height before it was ever measured: the mean of those measured, or this. */
@@ -21,6 +22,8 @@ export class ListWindow<T> {
   /** Whether the rows reach the last item, the list being shown: time to load more. */
   atEnd = false;
   #heights = new Map<string, number>();
+  /** Row elements out of the DOM, for rows to come (a window after a jump is smaller for a frame). */
+  #spare: HTMLElement[] = [];
   #items: readonly T[] = [];
   #list?: HTMLElement | null;
   #pinned?: string;
@@ -162,7 +165,7 @@ export class ListWindow<T> {
       let row = this.rendered.get(key);
       if (row) this.row(items[i]!, i, row);
       else {
-        fresh.push((row = this.row(items[i]!, i, free.shift())));
+        fresh.push((row = this.row(items[i]!, i, free.shift() ?? this.#spare.pop())));
         row.dataset.key = key;
         this.#observer.observe(row);
       }
@@ -174,7 +177,7 @@ export class ListWindow<T> {
       if (row == next) next = next.nextElementSibling;
       else list.insertBefore(row, next);
     });
-    for (const row of free) this.#observer.unobserve(row), row.remove();
+    for (const row of free) this.#observer.unobserve(row), row.remove(), this.#spare.push(row);
     this.rendered = rendered;
     const first = indexes[0] ?? 0;
     const css = `.window{overflow-anchor:none;padding-block:${offsets[first]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`;

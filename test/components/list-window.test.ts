@@ -90,6 +90,28 @@ describe('windowed list', function () {
     await expect(feed.el).to.be.accessible();
   });
 
+  it('gives the elements of rows that left to rows that come: a scroll makes no new <notif-message>, and the rows show their messages', async () => {
+    const feed = await feedFor(sub);
+    await feed.loaded();
+    await loadAll(feed, COUNT);
+    window.scrollTo(0, 0);
+    await waitFor(() => feed.positions[1]?.[0] === 2 && feed.positions.at(-1)![0] < 60, 'the first rows');
+    // Every element the list ever made, from here on.
+    const made = new Set(feed.root.querySelectorAll('notif-message'));
+    for (const y of [0.3, 0.31, 0.6, 0.9, 0.2]) {
+      window.scrollTo(0, (document.documentElement.scrollHeight - innerHeight) * y);
+      await waitFor(() => feed.messages.some((m) => m.el.getBoundingClientRect().top <= 0 && m.el.getBoundingClientRect().bottom > 0), `rows at ${y}`);
+      await new Promise((r) => requestAnimationFrame(r));
+      await new Promise((r) => requestAnimationFrame(r));
+      expectContiguous(feed);
+      // Each row shows the message of its position, the one it was made for or another.
+      expect(feed.subjects).to.deep.equal(feed.positions.map(([p]) => `Message ${COUNT - p}`));
+      for (const m of feed.root.querySelectorAll('notif-message')) made.add(m);
+    }
+    // Rows were made only when the window needed more of them than it had (overscan after a jump), never one per row shown.
+    expect(made.size, 'row elements made').to.be.below(45);
+  });
+
   /** A feed full page, or in an open bell's popover. */
   async function open(where: 'page' | 'popover', subscriberId: string): Promise<FeedHarness> {
     if (where == 'page') return feedFor(subscriberId);
