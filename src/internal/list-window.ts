@@ -21,6 +21,8 @@ export class ListWindow<T> {
   rendered = new Map<string, HTMLElement>();
   /** Whether the rows reach the last item, the list being shown: time to load more. */
   atEnd = false;
+  /** Whether the list's top is above the view (as of the last layout). */
+  scrolled = false;
   #heights = new Map<string, number>();
   /** Row elements out of the DOM, for rows to come (a window after a jump is smaller for a frame). */
   #spare: HTMLElement[] = [];
@@ -28,7 +30,6 @@ export class ListWindow<T> {
   #list?: HTMLElement | null;
   #pinned?: string;
   #sheet = new CSSStyleSheet();
-  #css = '';
   #next?: Promise<unknown>;
   #observer = new ResizeObserver((entries) => {
     let changed = false;
@@ -62,14 +63,11 @@ export class ListWindow<T> {
    */
   layout(list?: HTMLElement | null, items?: readonly T[], pinned?: string): Promise<unknown> {
     if (!items) return (this.#next ??= new Promise((r) => requestAnimationFrame(() => r(((this.#next = undefined), this.#pass())))));
-    if (list != this.#list) {
-      this.rendered.clear();
-      this.#observer.disconnect();
-      if (list) {
-        list.classList.add('window');
-        const root = list.getRootNode() as ShadowRoot;
-        if (!root.adoptedStyleSheets.includes(this.#sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, this.#sheet];
-      }
+    // (Another list: the rows of the one before move into it, or leave.)
+    if (list && list != this.#list) {
+      list.classList.add('window');
+      const root = list.getRootNode() as ShadowRoot;
+      if (!root.adoptedStyleSheets.includes(this.#sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, this.#sheet];
     }
     this.#list = list;
     this.#items = items;
@@ -82,22 +80,29 @@ export class ListWindow<T> {
    * the padding and the scroll position; rows to add wait for the next frame), the padding, and the
    * scroll that keeps the view's top row in place.
    */
-  #pass(measured?: boolean): Promise<unknown> {
+  async #pass(measured?: boolean): Promise<unknown> {
     const list = this.#list;
     // Not shown (a closed popover): nothing to lay out; the observer says when it is. No list: nothing shown, the end.
     if (!list?.isConnected || !list.getClientRects().length) {
       if ((this.atEnd = !list)) this.more();
       else this.#observer.observe(list);
-      return Promise.resolve();
+      return;
     }
     const items = this.#items;
     const n = items.length;
-    const [top, bottom] = this.#view();
+    // The visible part of the scroller (or of the page's view), in client coordinates. A scroller out
+    // of the page's view (a card below the fold) has its whole box: its rows are there before it
+    // comes into view, which no scroll or resize of the page may ever announce.
+    const scroller = this.scroller();
+    const view = scroller?.getBoundingClientRect();
+    let top = Math.max(0, view?.top ?? 0);
+    let bottom = Math.min(innerHeight, view?.bottom ?? innerHeight);
+    if (view && top >= bottom) (top = view.top), (bottom = view.bottom);
     const listTop = list.getBoundingClientRect().top;
     // While the list is scrolled, the row at the view's top stays where it is: the first rendered row reaching into the view.
     let anchor: string | undefined;
     let at = 0;
-    if (listTop < top)
+    if ((this.scrolled = listTop < top))
       for (const [key, row] of this.rendered) {
         const r = row.getBoundingClientRect();
         if (r.bottom > top && (!anchor || r.top < at)) (anchor = key), (at = r.top);
@@ -120,7 +125,7 @@ export class ListWindow<T> {
     range(this.#heights.size ? OVERSCAN : 0);
     // A jump (none of these rows is rendered: a fast scroll, the scrollbar dragged): the rows in view
     // only, the others in the next frame if the view stays.
-    if (!measured && !keys.slice(start, end).some((key) => key != this.#pinned && this.rendered.has(key)) && this.rendered.size > 1) {
+    if (!measured && !keys.slice(start, end).some((key) => key != this.#pinned && this.rendered.has(key))) {
       range(0);
       void this.layout();
     }
@@ -132,20 +137,16 @@ export class ListWindow<T> {
     // From the observer: the rows stay (rows rendered now would be measured only in the next frame); the next frame brings the others.
     if (measured) {
       const now = [...this.rendered.keys()].map((key) => keys.indexOf(key));
-      if (`${now}` != `${indexes}`) void this.layout();
+      if (`${now}` != `${indexes}` || end >= n) void this.layout();
       indexes = now;
     }
     const fresh = this.#reconcile(list, items, offsets, indexes, keys);
     if (Math.abs(dy) >= 0.5) {
-      const s = this.scroller();
-      if (s) s.scrollTop += dy;
+      if (scroller) scroller.scrollTop += dy;
       else scrollBy(0, dy);
     }
-    // (Not from the observer: what loading more changes would resize rows before this frame is painted, a loop.)
-    if ((this.atEnd = end >= n)) {
-      if (measured) void this.layout();
-      else this.more();
-    }
+    // (Not from the observer, but in the next frame: what loading more changes would resize rows before this frame is painted, a loop.)
+    if ((this.atEnd = end >= n) && !measured) this.more();
     return Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
   }
 
@@ -180,20 +181,9 @@ export class ListWindow<T> {
     for (const row of free) this.#observer.unobserve(row), row.remove(), this.#spare.push(row);
     this.rendered = rendered;
     const first = indexes[0] ?? 0;
-    const css = `.window{overflow-anchor:none;padding-block:${offsets[first]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`;
-    if (css != this.#css) this.#sheet.replaceSync((this.#css = css));
+    this.#sheet.replaceSync(
+      `.window{overflow-anchor:none;padding-block:${offsets[first]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`,
+    );
     return fresh;
-  }
-
-  /**
-   * The visible part of the scroller (or of the page's view): top and bottom in client coordinates.
-   * A scroller out of the page's view (a card below the fold) has its whole box: its rows are there
-   * before it comes into view, which no scroll or resize of the page may ever announce.
-   */
-  #view(): [number, number] {
-    const r = this.scroller()?.getBoundingClientRect();
-    const top = Math.max(0, r?.top ?? 0);
-    const bottom = Math.min(innerHeight, r?.bottom ?? innerHeight);
-    return r && top >= bottom ? [r.top, r.bottom] : [top, bottom];
   }
 }

@@ -156,7 +156,8 @@ export class NotifFeed extends InboxElement {
   );
   /** How many messages the list shows. */
   #count = 0;
-  #layout = () => void this.#window.layout().then(() => this.#render());
+  /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
+  #layout = () => void this.#window.layout().then(() => (this.#render(), this.#new && !this.#window.scrolled && this.requestUpdate()));
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
@@ -261,18 +262,13 @@ export class NotifFeed extends InboxElement {
     super.willUpdate();
     const messages = this.state?.messages ?? [];
     const i = messages.findIndex((m) => m._id == this.#top);
-    this.#new = this.#away() ? this.#new + Math.max(0, i) : 0;
+    this.#new = this.#window.scrolled ? this.#new + Math.max(0, i) : 0;
     this.#top = messages[0]?._id;
   }
 
   /** The panel when it scrolls (inside the bell), else null: the page scrolls. */
   get #panel(): HTMLElement | null {
     return this.embedded ? this.renderRoot.querySelector('#panel') : null;
-  }
-
-  /** The feed is scrolled down: its top is out of view. */
-  #away() {
-    return this.embedded ? this.#panel?.scrollTop! > 0 : this.getBoundingClientRect().top < 0;
   }
 
   /**
@@ -339,7 +335,7 @@ export class NotifFeed extends InboxElement {
               @click=${() => this.inbox?.setTab(id)}
             >${i ? t.tabUnread : t.tabAll}</button>`,
           )}</div>
-        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${() => (this.#layout(), this.#new && !this.#away() && this.requestUpdate())}>${
+        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
             ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
             : nothing
