@@ -133,13 +133,15 @@ document.body.append(feed);
 </script>
 </body></html>`;
 
-async function api(base, method, path, body) {
+async function api(base, method, path, body, tries = 10) {
   const res = await fetch(base + path, {
     method,
     headers: { authorization: `ApiKey ${KEY}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
+  // (Setup only: a service under pressure on a busy machine says 503; it is asked again a moment later.)
+  if (res.status == 503 && tries) return new Promise((r) => setTimeout(r, 500)).then(() => api(base, method, path, body, tries - 1));
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return JSON.parse(text);
 }

@@ -47,12 +47,12 @@ export class ListWindow<T> {
 
   /**
    * `key`: an item's key; `row`: makes (without `el`) or updates the row element (an `<li>`) of an
-   * item at an index; `scroller`: the element that scrolls the list, or null when the page does;
+   * item at an index of `count`; `scroller`: the element that scrolls the list, or null when the page does;
    * `more`: called after a layout that reached the last item.
    */
   constructor(
     readonly key: (item: T) => string,
-    readonly row: (item: T, index: number, el?: HTMLElement) => HTMLElement,
+    readonly row: (item: T, index: number, count: number, el?: HTMLElement) => HTMLElement,
     readonly scroller: () => HTMLElement | null,
     readonly more: () => void,
   ) {}
@@ -164,9 +164,9 @@ export class ListWindow<T> {
     indexes.forEach((i, k) => {
       const key = keys[i]!;
       let row = this.rendered.get(key);
-      if (row) this.row(items[i]!, i, row);
+      if (row) this.row(items[i]!, i, items.length, row);
       else {
-        fresh.push((row = this.row(items[i]!, i, free.shift() ?? this.#spare.pop())));
+        fresh.push((row = this.row(items[i]!, i, items.length, free.shift() ?? this.#spare.pop())));
         row.dataset.key = key;
         this.#observer.observe(row);
       }

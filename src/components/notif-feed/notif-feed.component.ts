@@ -127,7 +127,7 @@ export class NotifFeed extends InboxElement {
   #lingering = new Set<string>();
   #window = new ListWindow<Message>(
     (m) => m._id,
-    (m, i, li) => {
+    (m, i, n, li) => {
       if (!li) {
         li = document.createElement('li');
         li.setAttribute('part', 'item');
@@ -137,7 +137,6 @@ export class NotifFeed extends InboxElement {
       }
       const state = this.state!;
       li.ariaPosInSet = `${i + 1}`;
-      const n = this.#count;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
       const hooks = this.#hooks();
       const custom = hooks[0] == 'Message' && !this.#declined.has(m);
@@ -154,8 +153,6 @@ export class NotifFeed extends InboxElement {
     () => this.#panel,
     () => void this.#pump(),
   );
-  /** How many messages the list shows. */
-  #count = 0;
   /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
   #layout = () => void this.#window.layout().then(() => (this.#render(), this.#new && !this.#window.scrolled && this.requestUpdate()));
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
@@ -207,7 +204,6 @@ export class NotifFeed extends InboxElement {
     // The tab stop: the active message when it is loaded, else the first.
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
     // The rendered rows' custom pieces follow every layout (rows come and go as the view moves).
-    this.#count = messages.length;
     // (It loads more, through #pump, when its rows reach the last message.)
     const laid = this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     // When the app changed the hooks, also this update at once (the layout puts the rows it keeps up
