@@ -122,13 +122,11 @@ export class ListWindow<T> {
       for (start = 0; start < n - 1 && offsets[start + 1]! < y - over; ) start++;
       for (end = start; end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + over; ) end++;
     };
-    range(this.#heights.size ? OVERSCAN : 0);
-    // A jump (none of these rows is rendered: a fast scroll, the scrollbar dragged): the rows in view
-    // only, the others in the next frame if the view stays.
-    if (!measured && !keys.slice(start, end).some((key) => key != this.#pinned && this.rendered.has(key))) {
-      range(0);
-      void this.layout();
-    }
+    range(0);
+    // The first layout, or a jump (no row in view is rendered: a fast scroll, the scrollbar dragged):
+    // the rows in view only, those around them in the next frame if the view stays.
+    if (!measured && end > start && !keys.slice(start, end).some((key) => this.rendered.has(key))) void this.layout();
+    else range(OVERSCAN);
     const pin = keys.indexOf(this.#pinned!);
     let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
