@@ -124,9 +124,8 @@ export class ListWindow<T> {
     };
     range(0);
     // The first layout, or a jump (no row in view is rendered: a fast scroll, the scrollbar dragged):
-    // the rows in view only, those around them in the next frame if the view stays.
-    if (!measured && end > start && !keys.slice(start, end).some((key) => this.rendered.has(key))) void this.layout();
-    else range(OVERSCAN);
+    // the rows in view only; once they are measured (the observer), those around them in the next frame.
+    if (measured || end <= start || keys.slice(start, end).some((key) => this.rendered.has(key))) range(OVERSCAN);
     const pin = keys.indexOf(this.#pinned!);
     let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
