@@ -48,13 +48,14 @@ export class ListWindow<T> {
   /**
    * `key`: an item's key; `row`: makes (without `el`) or updates the row element (an `<li>`) of an
    * item at an index of `count`; `scroller`: the element that scrolls the list, or null when the page does;
-   * `more`: called after a layout that reached the last item.
+   * `laid`: called after each layout but the observer's (rows came and went; `atEnd` says whether
+   * they reach the last item).
    */
   constructor(
     readonly key: (item: T) => string,
     readonly row: (item: T, index: number, count: number, el?: HTMLElement) => HTMLElement,
     readonly scroller: () => HTMLElement | null,
-    readonly more: () => void,
+    readonly laid: () => void,
   ) {}
 
   /**
@@ -84,7 +85,7 @@ export class ListWindow<T> {
     const list = this.#list;
     // Not shown (a closed popover): nothing to lay out; the observer says when it is. No list: nothing shown, the end.
     if (!list?.isConnected || !list.getClientRects().length) {
-      if ((this.atEnd = !list)) this.more();
+      if ((this.atEnd = !list)) this.laid();
       else this.#observer.observe(list);
       return;
     }
@@ -142,8 +143,9 @@ export class ListWindow<T> {
       if (scroller) scroller.scrollTop += dy;
       else scrollBy(0, dy);
     }
-    // (Not from the observer, but in the next frame: what loading more changes would resize rows before this frame is painted, a loop.)
-    if ((this.atEnd = end >= n) && !measured) this.more();
+    // (Not from the observer, but in the next frame: what custom rendering and loading more change would resize rows before this frame is painted, a loop.)
+    this.atEnd = end >= n;
+    if (!measured) this.laid();
     return Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
   }
 

@@ -151,7 +151,11 @@ export class NotifFeed extends InboxElement {
       return li;
     },
     () => this.#panel,
-    () => void this.#pump(),
+    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, and more messages load at the end.
+    () => {
+      this.#render();
+      if (this.#window.atEnd) void this.#pump();
+    },
   );
   /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
   #layout = () => void this.#window.layout().then(() => (this.#render(), this.#new && !this.#window.scrolled && this.requestUpdate()));
