@@ -124,9 +124,9 @@ export class ListWindow<T> {
       for (end = start; end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + over; ) end++;
     };
     range(0);
-    // The first layout, or a jump (no row in view is rendered: a fast scroll, the scrollbar dragged):
+    // The first layout, or a jump (the row at the view's top is not rendered: a fast scroll, the scrollbar dragged):
     // the rows in view only; once they are measured (the observer), those around them in the next frame.
-    if (measured || end <= start || keys.slice(start, end).some((key) => this.rendered.has(key))) range(OVERSCAN);
+    if (measured || end <= start || this.rendered.has(keys[start]!)) range(OVERSCAN);
     const pin = keys.indexOf(this.#pinned!);
     let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
@@ -139,7 +139,7 @@ export class ListWindow<T> {
       indexes = now;
     }
     const fresh = this.#reconcile(list, items, offsets, indexes, keys);
-    if (Math.abs(dy) >= 0.5) {
+    if (dy * dy > 0.25) {
       if (scroller) scroller.scrollTop += dy;
       else scrollBy(0, dy);
     }

@@ -2,7 +2,7 @@ import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { formatDate, formatNumber, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
+import { formatNumber, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -158,7 +158,7 @@ export class NotifFeed extends InboxElement {
     },
   );
   /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
-  #layout = () => void this.#window.layout().then(() => (this.#render(), this.#new && !this.#window.scrolled && this.requestUpdate()));
+  #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
@@ -192,8 +192,8 @@ export class NotifFeed extends InboxElement {
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
     if (attached) store.feedOpened();
     else store.feedClosed();
-    // The first relative time and date build their Intl formatters (tens of ms): built while the page is in flight.
-    relativeTime(new Date(), formatDate(new Date(), localeOf(this)).length, localeOf(this));
+    // The first relative time builds its Intl formatter (tens of ms): built while the page is in flight.
+    relativeTime(new Date(), 0, localeOf(this));
   }
 
 
@@ -207,13 +207,12 @@ export class NotifFeed extends InboxElement {
     const messages = this.#shown();
     // The tab stop: the active message when it is loaded, else the first.
     if (!messages.some((m) => m._id === this.#activeId)) this.#activeId = messages[0]?._id;
-    // The rendered rows' custom pieces follow every layout (rows come and go as the view moves).
-    // (It loads more, through #pump, when its rows reach the last message.)
-    const laid = this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
+    // The rendered rows' custom pieces follow every layout (rows come and go as the view moves), and
+    // more messages load when the rows reach the last one: the list window's callback above.
+    void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     // When the app changed the hooks, also this update at once (the layout puts the rows it keeps up
     // to date before its first await): the hosts no hook needs now are gone once the update completes.
     if (`${this.#hooks()}` != this.#hooksRendered) this.#render();
-    void laid.then(() => this.#render());
   }
 
   // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
