@@ -179,9 +179,8 @@ export class ListWindow<T> {
     });
     for (const row of free) this.#observer.unobserve(row), row.remove(), this.#spare.push(row);
     this.rendered = rendered;
-    const first = indexes[0] ?? 0;
     this.#sheet.replaceSync(
-      `.window{overflow-anchor:none;padding-block:${offsets[first]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`,
+      `.window{overflow-anchor:none;padding-block:${offsets[indexes[0] ?? 0]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`,
     );
     return fresh;
   }
