@@ -289,7 +289,7 @@ export class NotifFeed extends InboxElement {
         // (`loading` is the first page's status: never with `loaded`.)
         if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'error') break;
         const before = s.messages.length;
-        await store.loadMore().catch(() => {});
+        await store.loadMore();
         await this.updateComplete;
         if (store.state.messages.length <= before) {
           // Stalled: retried with backoff (a stalled run still holds the pump; the timer fires later).

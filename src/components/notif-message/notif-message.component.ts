@@ -248,7 +248,7 @@ export class NotifMessage extends NotifElement {
           ? html`<span class="controls"
               >${this.markAsSupported
                 ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!m.read)}>${m.read ? mailIcon : checkIcon}</button>`
-                : nothing}<button part="delete-button" class="ghost control delete" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id).catch(() => {})}>${closeIcon}</button></span
+                : nothing}<button part="delete-button" class="ghost control delete" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id)}>${closeIcon}</button></span
             >`
           : nothing}</div></div>`;
   }
@@ -290,9 +290,11 @@ export class NotifMessage extends NotifElement {
   }
 
   /** Marks the message read or unread; resolves when the server has answered. */
-  #setRead(read: boolean, m = this.message!) {
+  async #setRead(read: boolean, m = this.message!) {
     const store = this.store;
-    const id = m._id;
-    return (store && (emit(this, 'notif-read-change', { messageIds: [id], read }), (read ? store.markRead(id) : store.markUnread(id)))) || Promise.resolve();
+    if (store) {
+      emit(this, 'notif-read-change', { messageIds: [m._id], read });
+      await (read ? store.markRead(m._id) : store.markUnread(m._id));
+    }
   }
 }
