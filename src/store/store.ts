@@ -359,8 +359,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #onLive([type, data, id]: Live) {
     if (id) this.#lastId = id;
     if (type == 'unseen') this.#countChanged(data.count);
-    else if (type == 'refetch') this.#refetch();
-    else if (type == 'message') {
+    else {
+      // A refetch, or a new message: the first page is stale even when the count says nothing (a
+      // mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
+      this.#refetch();
+      if (type != 'message') return;
       // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
       // is unique to it): the first tab to take this message's lock tells the page (a visible tab
       // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.

@@ -254,6 +254,8 @@ describe('live: the stream', () => {
     const panel = feed.root.querySelector<HTMLElement>('#panel')!;
     panel.scrollTop = 600;
     await waitFor(() => panel.scrollTop > 0, 'scrolled');
+    // The list window lays out a scroll in the next frame (and knows the list is scrolled from then).
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
 
     await triggerMany(news, sub, 2, 'News');
@@ -283,6 +285,8 @@ describe('live: the stream', () => {
     const panel = feed.root.querySelector<HTMLElement>('#panel')!;
     panel.scrollTop = 600;
     await waitFor(() => panel.scrollTop > 0, 'scrolled');
+    // The list window lays out a scroll in the next frame (and knows the list is scrolled from then).
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
     expect(pill()).to.equal(null);
     const firstVisible = () => feed.messages.find((m) => m.el.getBoundingClientRect().top >= panel.getBoundingClientRect().top)?.subject;
