@@ -92,7 +92,9 @@ describe('custom rendering', () => {
     (slotted(feed.messages[1]!.el)[1] as HTMLButtonElement).click();
     await waitFor(() => feed.messages.length === 1, 'one row left');
     await feed.el.updateComplete;
-    expect(log.cleanups.at(-1)).to.equal(other);
+    // (The first row may be rendered again meanwhile: the server's answer to its mark-read, refetched,
+    // carries more than the optimistic change, such as its read date.)
+    expect(log.cleanups).to.include(other);
     balanced(1);
     await waitFor(async () => (await (await api()).feed(sub, { limit: 10 })).data.map((m: Message) => m._id).join() === id, 'deleted on the server');
     expect(feed.el.querySelectorAll('[slot^="notif-"]')).to.have.length(1);
