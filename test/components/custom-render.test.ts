@@ -50,6 +50,17 @@ describe('custom rendering', () => {
     await new Promise((r) => setTimeout(r, 0));
   });
 
+  /** A feed of two messages, each rendered by the app's renderMessage once. */
+  async function twoAppRows() {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 2);
+    const { log, render } = appRow();
+    const feed = await feedFor(sub, { renderMessage: render });
+    await feed.loaded(2);
+    await waitFor(() => log.renders.length === 2, 'two renders');
+    return { sub, log, feed };
+  }
+
   async function feedFor(subscriberId: string, set: Partial<Record<'renderMessage' | 'renderSubject' | 'renderBody' | 'renderAvatar' | 'renderActions', MessageRenderer>>) {
     const { baseUrl, apiKey } = await testServer();
     const el = await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${subscriberId} api-key=${apiKey}></notif-feed>`);
@@ -58,12 +69,7 @@ describe('custom rendering', () => {
   }
 
   it('renderMessage: light-DOM hosts with the page CSS, actions that change the server, cleanup when a row goes', async () => {
-    const sub = await uniqueSubscriber();
-    await triggerMany(workflowId, sub, 2);
-    const { log, render } = appRow();
-    const feed = await feedFor(sub, { renderMessage: render });
-    await feed.loaded(2);
-    await waitFor(() => log.renders.length === 2, 'two renders');
+    const { sub, log, feed } = await twoAppRows();
     const rows = feed.messages.map((m) => m.el);
     const content = slotted(rows[0]!);
     expect(content.map((e) => e.className)).to.deep.equal(['app-row', '']);
@@ -107,12 +113,7 @@ describe('custom rendering', () => {
   });
 
   it('a message arriving (the stream, a first-page refresh) renders its row alone: the unchanged rows are not rendered again', async () => {
-    const sub = await uniqueSubscriber();
-    await triggerMany(workflowId, sub, 2);
-    const { log, render } = appRow();
-    const feed = await feedFor(sub, { renderMessage: render });
-    await feed.loaded(2);
-    await waitFor(() => log.renders.length === 2, 'two renders');
+    const { sub, log, feed } = await twoAppRows();
     const first = [...log.renders];
     const { baseUrl } = await testServer();
     const { _id } = await (await api()).getSubscriber(sub);
@@ -126,12 +127,7 @@ describe('custom rendering', () => {
   });
 
   it('keyboard, focus and unread semantics around custom rows; open() fires the click event', async () => {
-    const sub = await uniqueSubscriber();
-    await triggerMany(workflowId, sub, 2);
-    const { log, render } = appRow();
-    const feed = await feedFor(sub, { renderMessage: render });
-    await feed.loaded(2);
-    await waitFor(() => log.renders.length === 2, 'two renders');
+    const { feed } = await twoAppRows();
     const [first, second] = feed.messages;
     expect(first!.root.querySelector('.sr-only')!.textContent).to.contain('Unread');
     expect(first!.link.tabIndex).to.equal(0);
