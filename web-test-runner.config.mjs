@@ -157,7 +157,7 @@ export default {
   browserStartTimeout: 60_000,
   testsStartTimeout: 60_000,
   testsFinishTimeout: 180_000,
-  testFramework: { config: { timeout: 10_000 } },
+  testFramework: { config: { timeout: 30_000 } },
   browsers: [
     chromeLauncher({
       // Each page in its own browser context (its own window): two test files run side by side and

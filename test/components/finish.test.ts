@@ -160,7 +160,7 @@ describe('feels finished', () => {
     expect(feed.subjects, 'still there for a moment').to.deep.equal(['Message 1', 'Message 0']);
     await waitFor(() => feed.messages.length === 1, 'the read one left', LINGER + 1000);
     await feed.markAllRead();
-    await waitFor(() => feed.empty, 'the empty state', 1000);
+    await waitFor(() => feed.empty, 'the empty state');
     expect(feed.empty!.textContent).to.contain("You're all caught up");
   });
 

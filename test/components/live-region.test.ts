@@ -92,8 +92,9 @@ describe('live region', () => {
     const { registerTranslation } = await import('../../src/index.ts');
     registerTranslation(de);
     const bell = new BellHarness(
-      // Polling: both messages arrive in one poll, announced together.
-      await fixture<NotifBell>(html`<notif-bell locale="de" base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="2000" live="poll"></notif-bell>`),
+      // Polling: both messages arrive in one poll, announced together. (The fake clock also moves with
+      // real time: a poll every minute cannot fall between the two triggers on a slow machine.)
+      await fixture<NotifBell>(html`<notif-bell locale="de" base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="60000" live="poll"></notif-bell>`),
     );
     await clock.tickAsync(100);
     const feed = await bell.open();
@@ -102,7 +103,7 @@ describe('live region', () => {
     expect(bell.el.shadowRoot!.querySelectorAll('#live')).to.have.length(1);
     await trigger(workflowId, sub, { title: 'Neu', body: 'x' });
     await trigger(workflowId, sub, { title: 'Neu 2', body: 'x' });
-    await clock.tickAsync(2000);
+    await clock.tickAsync(60_000);
     await waitFor(() => bell.root.querySelector('#live')!.textContent === '2 neue Benachrichtigungen', 'German announcement');
   });
 });

@@ -1,7 +1,7 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
-import { BellHarness, pretendVisible, waitFor } from './harness.ts';
+import { BellHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
 import { api, createWorkflow, testServer, trigger, uniqueSubscriber } from './server.ts';
 
 // The store's reading of the stream's text: lines end only at CR/LF (U+2028 inside a message is
@@ -50,9 +50,9 @@ describe('the stream text', () => {
     const { sub, bell, streams } = await bellWith((text) => text.replace(/\\u2028/g, '\u2028').replace(/\\u2029/g, '\u2029'));
     const title = 'Line\u2028retry: 0\u2029end';
     await trigger(workflowId, sub, { title, body: 'b' });
-    await waitFor(() => bell.feed.messages[0]?.subject === title, 'the message in the feed', 3000);
+    await waitFor(() => bell.feed.messages[0]?.subject === title, 'the message in the feed', LIVE_WAIT);
     await trigger(workflowId, sub, { title: 'Next', body: 'b' });
-    await waitFor(() => bell.feed.messages[0]?.subject === 'Next', 'the next message by the stream', 3000);
+    await waitFor(() => bell.feed.messages[0]?.subject === 'Next', 'the next message by the stream', LIVE_WAIT);
     await new Promise((r) => setTimeout(r, 1500));
     expect(streams(), 'stream requests').to.equal(1);
     expect(bell.badge).to.equal('2');
@@ -61,9 +61,9 @@ describe('the stream text', () => {
   it('an event it cannot read is a refetch: the feed gets the message, the stream stays', async () => {
     const { sub, bell, streams } = await bellWith((text) => text.replace('"subject":"Broken', '"subject":Broken'));
     await trigger(workflowId, sub, { title: 'Broken one', body: 'b' });
-    await waitFor(() => bell.feed.messages[0]?.subject === 'Broken one', 'the message, by a refetch', 3000);
+    await waitFor(() => bell.feed.messages[0]?.subject === 'Broken one', 'the message, by a refetch', LIVE_WAIT);
     await trigger(workflowId, sub, { title: 'After', body: 'b' });
-    await waitFor(() => bell.feed.messages[0]?.subject === 'After', 'the next message by the stream', 3000);
+    await waitFor(() => bell.feed.messages[0]?.subject === 'After', 'the next message by the stream', LIVE_WAIT);
     await new Promise((r) => setTimeout(r, 1500));
     expect(streams(), 'stream requests').to.equal(1);
   });
