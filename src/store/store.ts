@@ -31,7 +31,7 @@ type Live = [type: string, data: any, id?: string];
 type Note =
   | number // the leader's poll: the unseen count
   | Sync // a mutation, or the server's answer to one
-  | Live // what the leader's stream said
+  | Live[] // what the leader's stream said, one read's events together
   | 'stale' // a mutation was rolled back
   | 'hello'; // a tab arrived: the leader answers with the count
 
@@ -199,7 +199,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         if (data === 'hello') {
           if (this.#leader && this.counted) this.#post(this.state.unseenCount);
         } else if (typeof data == 'number') this.#countChanged(data);
-        else if (Array.isArray(data)) this.#onLive(data);
+        else if (Array.isArray(data)) data.forEach((live) => this.#onLive(live));
         else if (data === 'stale') this.#refetch();
         else this.#sync(data);
       };
@@ -313,6 +313,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       let f: Record<string, string> = {};
+      let notes: Live[];
       this.#live = true;
       clearTimeout(this.#timer);
       for (let r; !(r = await reader.read()).done; ) {
@@ -320,6 +321,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         // regex's `m` flag has it); a blank line ends an event.
         const lines = (buffer += r.value).split(/\r\n?|\n/);
         buffer = lines.pop()!;
+        notes = [];
         for (const line of lines) {
           if (line) {
             const [k, v] = line.split(/: ?(.*)/s);
@@ -335,12 +337,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
             } catch {
               note = ['refetch', 0, f.id]; // unreadable: fetch afresh, and past its id
             }
-            this.#post(note);
+            notes.push(note);
             this.#onLive(note);
             this.#drops = 0;
           }
           f = {};
         }
+        if (notes[0]) this.#post(notes);
       }
       throw 0; // the service ended it
     } catch (e) {
@@ -483,6 +486,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#feedCtrl?.abort();
     const ctrl = (this.#feedCtrl = new AbortController());
     if (!this.state.loaded) this.#set({ status: 'loading' });
+    // Asked again in this turn (a new message and the count it raised come in one read of the
+    // stream): only the last asks the server.
+    await 0;
+    if (ctrl !== this.#feedCtrl) return this.#first;
     let res: FeedResponse;
     try {
       res = await this.#page(0, ctrl.signal);

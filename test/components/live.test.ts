@@ -3,7 +3,7 @@ import { executeServerCommand } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
-import { BellHarness, pretendVisible, waitFor } from './harness.ts';
+import { BellHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
 import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // Live: the service's stream (GET …/notifications/stream) held by one tab of the browser and relayed
@@ -74,13 +74,17 @@ describe('live: the stream', () => {
     const bell = new BellHarness(el);
     await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream to open');
     await trigger(workflowId, sub, { title: 'Live one', body: 'b' });
-    await waitFor(() => bell.badge === '1', 'badge 1', 3000);
+    await waitFor(() => bell.badge === '1', 'badge 1', LIVE_WAIT);
     await bell.open();
     const feed = bell.feed;
     await waitFor(() => feed.messages.length === 1, 'the message in the feed');
+    const pages = () => requests.filter((u) => u.includes('/notifications/feed')).length;
+    const before = pages();
     await trigger(workflowId, sub, { title: 'Live two', body: 'b' });
-    await waitFor(() => feed.messages[0]?.subject === 'Live two', 'the second message at the top of the open feed', 3000);
+    await waitFor(() => feed.messages[0]?.subject === 'Live two', 'the second message at the top of the open feed', LIVE_WAIT);
     expect(bell.badge).to.equal('2');
+    // The message and the count it raised come in one read of the stream: one first-page request for both.
+    expect(pages() - before, 'first-page requests for the arrival').to.equal(1);
     expect(requests.filter((u) => u.includes('/notifications/unseen')).length, 'count requests').to.be.at.most(1);
     expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'one stream').to.equal(1);
   });
@@ -90,7 +94,9 @@ describe('live: the stream', () => {
     for (let i = 0; i < 3; i++) tabs.push(await openTab(sub));
     await waitFor(async () => (await streamsOf(sub)) === 1, 'one stream');
     await triggerMany(workflowId, sub, 3, 'Arrival');
-    await waitFor(() => tabs.every((t) => t.bell.badge === '3'), 'badge 3 in every tab', 3000);
+    await waitFor(() => tabs.every((t) => t.bell.badge === '3'), 'badge 3 in every tab', LIVE_WAIT);
+    await waitFor(() => tabs.flatMap((t) => t.received).length >= 3, 'the three arrivals told', LIVE_WAIT);
+    // (A tab telling one twice would do so within moments.)
     await new Promise((r) => setTimeout(r, 300));
     const received = tabs.flatMap((t) => t.received);
     expect(received).to.have.length(3);
@@ -105,18 +111,20 @@ describe('live: the stream', () => {
     await waitFor(async () => (await streamsOf(sub)) === 1, 'the first tab leads');
     tabs.push(await openTab(sub), await openTab(sub));
     await trigger(workflowId, sub, { title: 'Before', body: 'b' });
-    await waitFor(() => tabs.every((t) => t.bell.badge === '1'), 'badge 1 everywhere', 3000);
+    await waitFor(() => tabs.every((t) => t.bell.badge === '1'), 'badge 1 everywhere', LIVE_WAIT);
     await waitFor(() => tabs.some((t) => t.received.length), 'the first arrival told');
     const leader = tabs.shift()!;
     leader.frame.remove();
     // Made while no tab holds the stream (or just as the next one opens it).
     await trigger(workflowId, sub, { title: 'Meanwhile', body: 'b' });
-    await waitFor(() => tabs.every((t) => t.bell.badge === '2'), 'badge 2 in the remaining tabs', 5000);
+    await waitFor(() => tabs.every((t) => t.bell.badge === '2'), 'badge 2 in the remaining tabs', LIVE_WAIT);
     await waitFor(async () => (await streamsOf(sub)) === 1, 'one stream again');
     await trigger(workflowId, sub, { title: 'After', body: 'b' });
-    await waitFor(() => tabs.every((t) => t.bell.badge === '3'), 'badge 3', 3000);
+    await waitFor(() => tabs.every((t) => t.bell.badge === '3'), 'badge 3', LIVE_WAIT);
+    const told = () => [...leader.received, ...tabs.flatMap((t) => t.received)];
+    await waitFor(() => told().length >= 3, 'the three arrivals told', LIVE_WAIT);
     await new Promise((r) => setTimeout(r, 300));
-    const received = [...leader.received, ...tabs.flatMap((t) => t.received)];
+    const received = told();
     expect(received, 'each message told once').to.have.length(3);
     expect(new Set(received).size).to.equal(3);
   });
@@ -149,7 +157,8 @@ describe('live: the stream', () => {
       await waitFor(() => bell.badge === '3', 'badge 3 after the restart', 8000);
       await waitFor(async () => (await streams()) === 1, 'the stream again', 8000);
       await call('/v1/events/trigger', { name: 'restart', to: 'ada', payload: { title: 'After' } });
-      await waitFor(() => bell.badge === '4', 'badge 4');
+      await waitFor(() => bell.badge === '4', 'badge 4', LIVE_WAIT);
+      await waitFor(() => received.length >= 4, 'four arrivals told', LIVE_WAIT);
       await new Promise((r) => setTimeout(r, 300));
       expect(received).to.deep.equal(['Before', 'Meanwhile 1', 'Meanwhile 2', 'After']);
       const feed = await bell.open();
@@ -171,7 +180,7 @@ describe('live: the stream', () => {
     const bell = new BellHarness(el);
     await waitFor(() => requests.some((u) => u.includes('/notifications/stream')), 'the stream asked for');
     await trigger(workflowId, sub);
-    await waitFor(() => bell.badge === '1', 'badge 1 by polling', 4000);
+    await waitFor(() => bell.badge === '1', 'badge 1 by polling', LIVE_WAIT);
     await bell.open();
     const feed = bell.feed;
     await waitFor(() => feed.messages.length === 1, 'the feed');
@@ -230,7 +239,7 @@ describe('live: the stream', () => {
     const el = await fixture<NotifBell>(html`<notif-bell base-url=${proxyPath} subscriber-id=${sub} subscriber-hash=${await subscriberHash(sub)} poll-interval=${NO_POLL}></notif-bell>`);
     await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream through the proxy');
     await trigger(workflowId, sub);
-    await waitFor(() => new BellHarness(el).badge === '1', 'badge 1 through the proxy', 3000);
+    await waitFor(() => new BellHarness(el).badge === '1', 'badge 1 through the proxy', LIVE_WAIT);
 
     const errors: Event[] = [];
     await fixture<NotifBell>(html`<notif-bell base-url=${proxyPath} subscriber-id=${other} subscriber-hash=${await subscriberHash(sub)} poll-interval=${NO_POLL}
@@ -259,17 +268,17 @@ describe('live: the stream', () => {
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
 
     await triggerMany(news, sub, 2, 'News');
-    await waitFor(() => tab.received.length === 2, 'notif-message-received for both', 4000);
-    await waitFor(() => tab.bell.badge === '2', 'the badge counts them: the popover does not show them', 4000);
+    await waitFor(() => tab.received.length === 2, 'notif-message-received for both', LIVE_WAIT);
+    await waitFor(() => tab.bell.badge === '2', 'the badge counts them: the popover does not show them', LIVE_WAIT);
     await new Promise((r) => setTimeout(r, 500));
     expect(pill(), 'no "new" button').to.equal(null);
     expect(feed.loadedIds.length, 'the feed shows none of them').to.equal(20);
     expect(tab.bell.badge).to.equal('2');
 
     await trigger(billing, sub, { title: 'Bill fresh' });
-    await waitFor(() => pill()?.textContent === '1 new notification', 'the "1 new" button for the feed\'s own message', 4000);
-    await waitFor(() => tab.bell.badge === '2', 'its own message seen, the others still counted', 4000);
-    expect(tab.received.length).to.equal(3);
+    await waitFor(() => pill()?.textContent === '1 new notification', 'the "1 new" button for the feed\'s own message', LIVE_WAIT);
+    await waitFor(() => tab.bell.badge === '2', 'its own message seen, the others still counted', LIVE_WAIT);
+    await waitFor(() => tab.received.length === 3, 'notif-message-received for the third', LIVE_WAIT);
   });
 
   it('a feed scrolled down shows "N new" for messages arriving above, and it scrolls up to them', async () => {
@@ -292,7 +301,7 @@ describe('live: the stream', () => {
     const firstVisible = () => feed.messages.find((m) => m.el.getBoundingClientRect().top >= panel.getBoundingClientRect().top)?.subject;
     const reading = await waitFor(firstVisible, 'rows in view after the scroll');
     await triggerMany(workflowId, sub, 2, 'Fresh');
-    await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', 4000);
+    await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', LIVE_WAIT);
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     expect(firstVisible(), 'what the person reads stays in place').to.equal(reading);
     expect(bell.badge, 'seen while the popover shows them').to.equal(null);

@@ -357,8 +357,10 @@ describe('InboxStore', () => {
     let releaseUnread!: () => void;
     const unreadHeld = new Promise<void>((r) => (releaseUnread = r));
     let unreadAnswered = false;
+    let unreadAsked = false;
     const slow: typeof fetch = async (input, init) => {
       if (String(input).includes('read=false')) {
+        unreadAsked = true;
         const response = await fetch(input, { ...init, signal: undefined });
         await unreadHeld;
         unreadAnswered = true;
@@ -371,6 +373,8 @@ describe('InboxStore', () => {
     store.feedOpened();
     await until(() => store.state.loaded, 'first page');
     store.setTab('unread');
+    // (Tabs switched twice in one turn ask the server once: the second switch waits for the first's request.)
+    await until(() => unreadAsked, 'the unread tab asked for');
     store.setTab('all');
     await until(() => store.state.loaded, 'all tab');
     releaseUnread();
