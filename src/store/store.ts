@@ -57,7 +57,8 @@ const merge = (base: readonly Message[], incoming: readonly Message[], known = b
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
 /** Exponential backoff with jitter from `base` after `n` failures (at most 5 min), or `Retry-After` when longer. */
 const backoff = (base: number, n: number, retryAfter = 0) => Math.max(Math.min(MAX_BACKOFF, base * 2 ** n) * (0.5 + Math.random() / 2), retryAfter * 1000);
-const WINDOW_EVENTS = ['focus', 'online', 'offline'];
+/** Heard on the window: visibilitychange bubbles to it from the document. */
+const WINDOW_EVENTS = ['visibilitychange', 'focus', 'online', 'offline'];
 
 /** A short stable hash, so channel and lock names carry no secret. */
 export const hash = (s: string): string => {
@@ -191,7 +192,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (this.#refs++) return;
     const key = this.#key;
     if (key && !registry.has(key)) registry.set(key, this);
-    document.addEventListener('visibilitychange', this.#onEvent);
     for (const type of WINDOW_EVENTS) addEventListener(type, this.#onEvent);
     if (self.BroadcastChannel && navigator.locks) {
       this.#channel = new BroadcastChannel(this.#name);
@@ -210,7 +210,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   disconnect(): void {
     if (!this.#refs || --this.#refs) return;
-    document.removeEventListener('visibilitychange', this.#onEvent);
     for (const type of WINDOW_EVENTS) removeEventListener(type, this.#onEvent);
     this.#resign();
     this.#channel?.close();

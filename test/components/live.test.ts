@@ -193,7 +193,7 @@ describe('live: the stream', () => {
     const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
     const show = (state: 'visible' | 'hidden') => {
       Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
-      document.dispatchEvent(new Event('visibilitychange'));
+      document.dispatchEvent(new Event('visibilitychange', { bubbles: true })); // as the browser fires it
     };
     try {
       const sub = await uniqueSubscriber();

@@ -29,7 +29,7 @@ function countingFetch() {
 
 function setVisibility(state: 'visible' | 'hidden') {
   Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
-  document.dispatchEvent(new Event('visibilitychange'));
+  document.dispatchEvent(new Event('visibilitychange', { bubbles: true })); // as the browser fires it
 }
 
 describe('InboxStore', () => {
