@@ -4,6 +4,7 @@
 import { request, type NotifClientOptions } from '../api/request.ts';
 import type { PreferenceChannels, Preferences } from '../api/types.ts';
 import type { InboxConfig } from './types.ts';
+import { apiOptions } from './store.ts';
 
 export type Channel = keyof PreferenceChannels;
 export type WorkflowPreference = Preferences['workflows'][number] & { critical?: boolean };
@@ -34,10 +35,7 @@ export class PreferencesStore {
     private changed: () => void,
   ) {
     // As InboxStore reaches the service: address, key, fetch, the proxy's subscriber hash.
-    this.#api = {
-      ...config,
-      headers: config.subscriberHash ? { 'x-subscriber-id': config.subscriberId, 'x-subscriber-hash': config.subscriberHash } : undefined,
-    };
+    this.#api = apiOptions(config);
     this.#base = `/subscribers/${encodeURIComponent(config.subscriberId)}/preferences`;
   }
 

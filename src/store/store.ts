@@ -91,6 +91,13 @@ export function getInboxStore(config: InboxConfig): InboxStore {
   return store;
 }
 
+/** How a store reaches the service: the config's address, key and fetch (request() reads no other key), and the proxy's headers. */
+export const apiOptions = (config: InboxConfig): NotifClientOptions => ({
+  ...config,
+  // The proxy (server/proxy.ts) checks the hash against the subscriber id.
+  headers: config.subscriberHash ? { 'x-subscriber-id': config.subscriberId, 'x-subscriber-hash': config.subscriberHash } : undefined,
+});
+
 export class InboxStore extends EventTarget implements InboxStoreApi {
   readonly config: Readonly<InboxConfig>;
   /** How to reach the service (the client's options: address, key, fetch, proxy header). */
@@ -153,11 +160,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#pageSize = Math.min(100, Math.max(0, Math.round(config.pageSize!))) || 20; // none, NaN, 0 or less -> 20
     this.#interval = Math.max(1000, config.pollInterval! > 0 ? config.pollInterval! : 15_000); // none, 0 or less -> 15 s
     this.#name = 'notif-inbox:' + hash(storeKey(config));
-    this.#api = {
-      ...config, // baseUrl, apiKey, fetch (request() reads no other key)
-      // The proxy (server/proxy.ts) checks the hash against the subscriber id.
-      headers: config.subscriberHash ? { 'x-subscriber-id': config.subscriberId, 'x-subscriber-hash': config.subscriberHash } : undefined,
-    };
+    this.#api = apiOptions(config);
   }
 
   subscribe(listener: (state: InboxState) => void): () => void {
