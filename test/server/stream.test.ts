@@ -107,6 +107,35 @@ describe('notification stream', () => {
     }
   });
 
+  it('replays up to 50 missed messages after Last-Event-ID; one more asks for a refetch', async () => {
+    const steps = Array.from({ length: 10 }, (_, i) => ({ name: `s${i}`, type: 'in_app', controlValues: { subject: `{{payload.title}} ${i}`, body: 'b' } }));
+    await createWorkflow(server, { workflowId: 'ten', name: 'Ten', steps });
+    // Another subscriber's messages, numbered in between, are never replayed to this one.
+    await ensureSubscriber(server, 'st-other');
+    await ensureSubscriber(server, 'st-many');
+    const s = await openStream(server, 'st-many');
+    const first = await s.next((e) => e.event === 'unseen');
+    s.close();
+    for (let t = 0; t < 5; t++) await triggerEvent(server, { name: 'ten', to: ['st-many', 'st-other'], payload: { title: `t${t}` } });
+    const fifty = await openStream(server, 'st-many', { lastEventId: first.id });
+    try {
+      await fifty.next((e) => e.event === 'unseen' && e.data.count === 50);
+      const told = fifty.events.filter((e) => e.event === 'message').map((e) => e.data.subject);
+      assert.deepEqual(told, Array.from({ length: 50 }, (_, i) => `t${Math.floor(i / 10)} ${i % 10}`), 'all 50, oldest first');
+    } finally {
+      fifty.close();
+    }
+    await triggerEvent(server, { name: 'live', to: 'st-many', payload: { title: 'one more' } });
+    const over = await openStream(server, 'st-many', { lastEventId: first.id });
+    try {
+      await over.next((e) => e.event === 'unseen');
+      assert.deepEqual(over.events.map((e) => e.event), ['refetch', 'unseen']);
+      assert.equal(over.events[1]!.data.count, 51);
+    } finally {
+      over.close();
+    }
+  });
+
   it('one trigger to 100 subscribers (the largest `to`) tells every stream its one message, once, each numbered', async () => {
     const ids = Array.from({ length: 100 }, (_, i) => `st-fan-${i}`);
     await triggerEvent(server, { name: 'live', to: ids, payload: { title: 'first' } });

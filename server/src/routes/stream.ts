@@ -39,37 +39,33 @@ export function streamRoutes(app: App, ctx: AppContext) {
 
   // The reads of every stream told in the same turn of the event loop (a trigger to many
   // subscribers tells them together) are made together: one statement for their new messages, one
-  // for their embeds, one for their counts, instead of three per stream.
-  // PostgreSQL takes the keys as arrays (one short statement to plan); SQLite, which has no
-  // LATERAL, a UNION ALL of one small select per key.
+  // for their embeds, one for their counts, instead of three per stream. The keys go in as one
+  // parameter (PostgreSQL: arrays; SQLite: a JSON array read by json_each), so each read is one
+  // short statement whatever the number of streams, prepared once.
   const pg = db.dialect === 'postgres';
-  /**
-   * SQLite: the keys, the last one repeated up to a power of two, so the statements have few
-   * distinct texts (each is prepared once and kept: a union of 128 selects is a large program).
-   */
-  const padded = <T>(keys: T[]): T[] => [...keys, ...Array<T>((1 << Math.ceil(Math.log2(keys.length))) - keys.length).fill(keys.at(-1)!)];
+  const capped = (id: unknown) =>
+    sql`(select count(*) from (select 1 from messages where subscriber_id = ${id} and channel = 'in_app' and seen = 0 limit ${CAP}) as c)`;
   const unseen = batched<string, number>(async (ids) => {
-    const capped = (id: unknown) =>
-      sql`(select count(*) from (select 1 from messages where subscriber_id = ${id} and channel = 'in_app' and seen = 0 limit ${CAP}) as c)`;
     const { rows } = pg
       ? await sql<{ k: number | string; n: number | string }>`select k.i - 1 as k, ${capped(sql.ref('k.id'))} as n from unnest(${ids}::text[]) with ordinality as k(id, i)`.execute(k)
-      : await sql<{ k: number | string; n: number | string }>`${sql.join(padded(ids).map((id, i) => sql`select ${i} as k, ${capped(id)} as n`), sql` union all `)}`.execute(k);
+      : await sql<{ k: number | string; n: number | string }>`select j.key as k, ${capped(sql.ref('j.value'))} as n from json_each(${JSON.stringify(ids)}) as j`.execute(k);
     const counts: number[] = [];
     for (const r of rows) counts[Number(r.k)] = Number(r.n);
-    return counts.slice(0, ids.length);
+    return counts;
   });
-  // SQLite would rather walk the numbers (messages_seq) than the subscriber's own (messages_stream).
-  const newer = (id: unknown, seq: unknown) =>
-    sql`(select * from messages ${pg ? sql`` : sql`indexed by messages_stream`} where subscriber_id = ${id} and channel = 'in_app' and seq > ${seq} order by seq limit ${REPLAY + 1}) as m`;
   /** A subscriber's messages numbered after `seq`, oldest first: up to REPLAY, and one more when there are more. */
   const after = batched<[subscriberId: string, seq: number], MessageRow[]>(async (keys) => {
     const { rows } = pg
       ? await sql<MessageRow & { k: number | string }>`select k.i - 1 as k, m.* from unnest(${keys.map((key) => key[0])}::text[], ${keys.map((key) => key[1])}::bigint[])
-          with ordinality as k(id, seq, i) cross join lateral ${newer(sql.ref('k.id'), sql.ref('k.seq'))}`.execute(k)
-      : await sql<MessageRow & { k: number | string }>`${sql.join(
-          padded(keys).map(([id, seq], i) => sql`select ${i} as k, m.* from ${newer(id, seq)}`),
-          sql` union all `,
-        )}`.execute(k);
+          with ordinality as k(id, seq, i) cross join lateral
+          (select * from messages where subscriber_id = k.id and channel = 'in_app' and seq > k.seq order by seq limit ${REPLAY + 1}) as m`.execute(k)
+      : // SQLite has no LATERAL: a join bounded, per key, by the number of its (REPLAY + 1)th message
+        // (a subquery with ORDER BY and LIMIT per key, in a UNION ALL, costs ten times as much).
+        await sql<MessageRow & { k: number | string }>`select j.key as k, m.* from json_each(${JSON.stringify(keys)}) as j
+          join messages as m indexed by messages_stream on m.subscriber_id = j.value ->> 0 and m.seq > j.value ->> 1
+            and m.seq <= coalesce((select n.seq from messages as n indexed by messages_stream where n.subscriber_id = j.value ->> 0
+              and n.channel = 'in_app' and n.seq > j.value ->> 1 order by n.seq limit 1 offset ${REPLAY}), ${Number.MAX_SAFE_INTEGER})
+          where m.channel = 'in_app' order by j.key, m.seq`.execute(k);
     const found = keys.map((): MessageRow[] => []);
     for (const { k: i, ...row } of rows) found[Number(i)]?.push(row);
     return found;
@@ -181,16 +177,16 @@ export function streamRoutes(app: App, ctx: AppContext) {
 }
 
 /**
- * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 128
- * at a time, within SQLite's limit of 500 on compound statements) and answers each in order.
+ * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 1,000
+ * at a time) and answers each in order.
  */
 function batched<K, V>(load: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
   let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
   const flush = () => {
     const all = waiting;
     waiting = [];
-    for (let i = 0; i < all.length; i += 128) {
-      const part = all.slice(i, i + 128);
+    for (let i = 0; i < all.length; i += 1000) {
+      const part = all.slice(i, i + 1000);
       load(part.map((w) => w.key)).then(
         (values) => part.forEach((w, j) => w.resolve(values[j]!)),
         (err) => part.forEach((w) => w.reject(err)),
