@@ -10,19 +10,35 @@ import { sequenceMessages } from './sequence.ts';
 import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
 
 // A trigger to many subscribers: the in-app steps at the head of the workflow run for every run at
-// once, a chunk of runs per transaction, in a few statements whatever the chunk's size: the
-// subscribers' preferences (one read), the messages (one insert), the jobs (one update), the
-// streams told (one statement) and the messages numbered (engine/sequence.ts). The rows written
-// are those the step would write run by run (in-app.ts, run.ts): the same message keyed by its job,
-// the same execution detail, a step the subscriber's preferences turn off skipped with its reason.
-// A chunk whose jobs are no longer all pending (canceled, or taken over by another process) is
-// rolled back, and its runs go on one at a time, as any run does (run.ts's `advance`).
+// once, in a few statements whatever the number of runs: the subscribers' preferences (one read),
+// the messages (one insert), the jobs (one update), the streams told (one statement) and the
+// messages numbered (engine/sequence.ts). The rows written are those the step would write run by
+// run (in-app.ts, run.ts): the same message keyed by its job, the same execution detail, a step the
+// subscriber's preferences turn off skipped with its reason.
+//
+// Each process writes these steps through one writer per database, which takes whatever is waiting
+// (chunks of this trigger and of others made at the same time) into one transaction. Messages are
+// numbered under a lock held until their transaction commits (sequence.ts), so writing
+// transactions follow one another anyway: one writer loses no parallelism, holds one pooled
+// connection instead of one per trigger (requests such as /health find the pool free), and pays
+// one commit and one numbering for many triggers.
+//
+// A transaction whose jobs are no longer all pending (canceled, or taken over by another process)
+// is rolled back; its chunks are then written one by one, and the runs of a chunk that fails alone
+// go on one at a time, as any run does (run.ts's `advance`).
 
 /**
- * Runs per transaction: within both databases' limits on parameters, and on SQLite (whose statements
- * block the event loop) small enough that requests are answered between chunks within tens of ms.
+ * Runs per chunk (what a trigger hands the writer at once) and per transaction: within both
+ * databases' limits on parameters, and on SQLite (whose statements block the event loop) small
+ * enough that requests are answered between two transactions within tens of ms.
  */
 const CHUNK = { sqlite: 25, postgres: 200 };
+const BATCH = { sqlite: 100, postgres: 1000 };
+/** Messages per insert statement: a statement of a few thousand parameters is built in a few ms. */
+const INSERT_ROWS = 200;
+
+/** Lets the event loop turn between two pieces of a batch's work (building a statement is synchronous). */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface FanOutRun {
   /** The run's jobs in step order, as written; a job run here is updated in place. */
@@ -32,43 +48,104 @@ export interface FanOutRun {
 
 class ChunkMoved extends Error {}
 
+/** One chunk's step to write: the runs of `workflow` triggered at `now`, their job at `step`. */
+interface Part {
+  workflow: WorkflowRow;
+  chunk: FanOutRun[];
+  step: number;
+  now: Date;
+}
+
 /**
- * Runs the leading in-app steps of `runs` (all of one workflow, triggered at `now`) chunk by chunk.
- * Leaves every other step, and the steps of a chunk that could not run together, to `advance`.
+ * Runs the leading in-app steps of `runs` (all of one workflow, triggered at `now`): each step for
+ * every run before the next step. Leaves every other step, and the steps of a chunk that could not
+ * run together, to `advance`.
  */
 export async function fanOutInApp(store: Store, workflow: WorkflowRow, runs: FanOutRun[], now: Date): Promise<void> {
   let left = runs;
   for (let step = 0; left.length > 0 && left.every((r) => r.jobs[step]?.type === 'in_app' && r.jobs[step]!.status === 'pending'); step++) {
-    const next: FanOutRun[] = [];
     const size = CHUNK[store.dialect];
-    for (let i = 0; i < left.length; i += size) {
-      // Other requests are answered between two chunks (on SQLite a chunk's statements block the loop).
-      if (i > 0 || step > 0) await yieldToLoop(store);
-      const chunk = left.slice(i, i + size);
-      try {
-        await runChunk(store, workflow, chunk, step, now);
-        next.push(...chunk);
-      } catch (err) {
-        if (!(err instanceof ChunkMoved)) console.error(`in-app step ${step} of ${chunk.length} runs failed together; running them one by one:`, err);
-      }
-      crashPoint(`after-step-${step}`);
-    }
-    left = next;
+    const chunks: FanOutRun[][] = [];
+    for (let i = 0; i < left.length; i += size) chunks.push(left.slice(i, i + size));
+    const written = await Promise.all(
+      chunks.map(async (chunk) => {
+        try {
+          await write(store, { workflow, chunk, step, now });
+          return chunk;
+        } catch (err) {
+          if (!(err instanceof ChunkMoved)) console.error(`in-app step ${step} of ${chunk.length} runs failed together; running them one by one:`, err);
+          return [];
+        } finally {
+          crashPoint(`after-step-${step}`);
+        }
+      }),
+    );
+    left = written.flat();
   }
 }
 
-async function runChunk(store: Store, workflow: WorkflowRow, chunk: FanOutRun[], step: number, now: Date): Promise<void> {
-  const jobs = chunk.map((r) => r.jobs[step]!);
-  const cv = inAppControls(jobs[0]!);
-  const iso = now.toISOString();
+/** The writer of each database (keyed by its root Kysely instance). */
+const writers = new WeakMap<object, Writer>();
+
+/** Writes `part`: through the database's writer, or at once inside a caller's transaction (the seed). */
+function write(store: Store, part: Part): Promise<void> {
+  if (store.kysely.isTransaction) return writeParts(store, [part]);
+  let writer = writers.get(store.kysely);
+  if (!writer) writers.set(store.kysely, (writer = new Writer(store)));
+  return writer.write(part);
+}
+
+class Writer {
+  #waiting: { part: Part; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  #busy = false;
+  constructor(private readonly store: Store) {}
+
+  write(part: Part): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ part, resolve, reject });
+      if (!this.#busy) {
+        this.#busy = true;
+        // The chunks handed over in this turn of the event loop go together.
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  async #drain() {
+    const limit = BATCH[this.store.dialect];
+    while (this.#waiting.length > 0) {
+      const batch = [this.#waiting.shift()!];
+      let runs = batch[0]!.part.chunk.length;
+      while (this.#waiting.length > 0 && runs + this.#waiting[0]!.part.chunk.length <= limit) {
+        runs += this.#waiting[0]!.part.chunk.length;
+        batch.push(this.#waiting.shift()!);
+      }
+      try {
+        await writeParts(this.store, batch.map((b) => b.part));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        if (batch.length === 1) batch[0]!.reject(err);
+        // One chunk's jobs moved (or one failed): the others are still to write, each alone.
+        else for (const b of batch) await writeParts(this.store, [b.part]).then(b.resolve, b.reject);
+      }
+      // Requests are answered between two transactions (on SQLite their statements block the loop).
+      await yieldToLoop(this.store);
+    }
+    this.#busy = false;
+  }
+}
+
+/** Writes the step of every part's runs in one transaction; throws ChunkMoved (rolled back) when a job is no longer pending. */
+async function writeParts(store: Store, parts: Part[]): Promise<void> {
   const done = await inTransaction(store, async (trx) => {
     const k = trx.kysely;
     const settings = new Map<string, PreferenceSettings>();
-    if (obeysPreferences(workflow, 'in_app')) {
+    const obeying = parts.filter((p) => obeysPreferences(p.workflow, 'in_app')).flatMap((p) => p.chunk.map((r) => r.subscriber.id));
+    if (obeying.length > 0) {
       const rows = await k
         .selectFrom('preferences')
         .select(['subscriber_id', 'workflow_id', 'setting', 'enabled'])
-        .where('subscriber_id', 'in', chunk.map((r) => r.subscriber.id))
+        .where('subscriber_id', 'in', [...new Set(obeying)])
         .execute();
       for (const r of rows) {
         let map = settings.get(r.subscriber_id);
@@ -76,30 +153,44 @@ async function runChunk(store: Store, workflow: WorkflowRow, chunk: FanOutRun[],
         map.set(`${r.workflow_id}/${r.setting}`, bool(r.enabled));
       }
     }
-    const feedId = cv.feedIdentifier ? await feedIdFor(trx, workflow.environment_id, cv.feedIdentifier, now) : null;
+    const feeds = new Map<string, string>();
     const messages = [];
-    const finished: { job: JobRow; status: string; details: string; provider: string | null }[] = [];
-    for (const [i, run] of chunk.entries()) {
-      const job = jobs[i]!;
-      const details = (detail: ExecutionDetail) => toJson([...parseJson<ExecutionDetail[]>(job.execution_details, []), detail]);
-      const why = preferenceBlock(settings.get(run.subscriber.id) ?? new Map(), workflow, 'in_app');
-      if (why) {
-        finished.push({ job, status: 'skipped', details: details(executionDetail(now, 'Skipped', `Step skipped: ${why}`)), provider: job.provider_id });
-        continue;
+    const finished: { job: JobRow; status: string; details: string; provider: string | null; iso: string }[] = [];
+    for (const [p, { workflow, chunk, step, now }] of parts.entries()) {
+      if (p > 0) await breathe();
+      const jobs = chunk.map((r) => r.jobs[step]!);
+      const cv = inAppControls(jobs[0]!);
+      const iso = now.toISOString();
+      let feedId: string | null = null;
+      if (cv.feedIdentifier) {
+        const key = `${workflow.environment_id}/${cv.feedIdentifier}`;
+        feedId = feeds.get(key) ?? (await feedIdFor(trx, workflow.environment_id, cv.feedIdentifier, now));
+        feeds.set(key, feedId);
       }
-      messages.push(inAppMessage(job, { workflow, subscriber: run.subscriber, now }, cv, feedId));
-      finished.push({ job, status: 'completed', details: details(executionDetail(now, 'Success', 'Message created')), provider: 'novu' });
+      for (const [i, run] of chunk.entries()) {
+        const job = jobs[i]!;
+        const details = (detail: ExecutionDetail) => toJson([...parseJson<ExecutionDetail[]>(job.execution_details, []), detail]);
+        const why = preferenceBlock(settings.get(run.subscriber.id) ?? new Map(), workflow, 'in_app');
+        if (why) {
+          finished.push({ job, status: 'skipped', details: details(executionDetail(now, 'Skipped', `Step skipped: ${why}`)), provider: job.provider_id, iso });
+          continue;
+        }
+        messages.push(inAppMessage(job, { workflow, subscriber: run.subscriber, now }, cv, feedId));
+        finished.push({ job, status: 'completed', details: details(executionDetail(now, 'Success', 'Message created')), provider: 'novu', iso });
+      }
     }
-    if (messages.length > 0) {
-      // A message already there (its step ran elsewhere) means this chunk is not ours to run together.
-      const inserted = await k.insertInto('messages').values(messages).onConflict((oc) => oc.column('job_key').doNothing()).executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows) !== messages.length) throw new ChunkMoved();
+    for (let i = 0; i < messages.length; i += INSERT_ROWS) {
+      await breathe();
+      const rows = messages.slice(i, i + INSERT_ROWS);
+      // A message already there (its step ran elsewhere) means these runs are not ours to run together.
+      const inserted = await k.insertInto('messages').values(rows).onConflict((oc) => oc.column('job_key').doNothing()).executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows) !== rows.length) throw new ChunkMoved();
     }
     // Each job as finishJob leaves it, only if it is still pending.
-    const values = sql.join(finished.map((f) => sql`(${f.job.id}, ${f.status}, ${f.details}, ${f.provider})`));
-    const updated = await sql`with v(id, status, details, provider) as (values ${values})
+    const values = sql.join(finished.map((f) => sql`(${f.job.id}, ${f.status}, ${f.details}, ${f.provider}, ${f.iso})`));
+    const updated = await sql`with v(id, status, details, provider, at) as (values ${values})
       update jobs set status = v.status, execution_details = v.details, provider_id = v.provider,
-        locked_by = null, locked_until = null, updated_at = ${iso}
+        locked_by = null, locked_until = null, updated_at = v.at
       from v where jobs.id = v.id and jobs.status = 'pending'`.execute(k);
     if (Number(updated.numAffectedRows) !== finished.length) throw new ChunkMoved();
     await trx.changes?.publish(k, messages.map((m) => ({ s: m.subscriber_id, m: m.id })));
@@ -107,6 +198,6 @@ async function runChunk(store: Store, workflow: WorkflowRow, chunk: FanOutRun[],
     return finished;
   });
   for (const f of done) {
-    Object.assign(f.job, { status: f.status, execution_details: f.details, provider_id: f.provider, locked_by: null, locked_until: null, updated_at: iso });
+    Object.assign(f.job, { status: f.status, execution_details: f.details, provider_id: f.provider, locked_by: null, locked_until: null, updated_at: f.iso });
   }
 }
