@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { bool, parseJson, toJson } from '../json.ts';
 import type { SubscriberRow, WorkflowRow } from '../views.ts';
+import { insertRows } from './bulk.ts';
 import { feedIdFor } from './feeds.ts';
 import { inAppControls, inAppMessage } from './in-app.ts';
 import { executionDetail } from './jobs.ts';
@@ -183,8 +184,7 @@ async function writeParts(store: Store, parts: Part[]): Promise<void> {
       await breathe();
       const rows = messages.slice(i, i + INSERT_ROWS);
       // A message already there (its step ran elsewhere) means these runs are not ours to run together.
-      const inserted = await k.insertInto('messages').values(rows).onConflict((oc) => oc.column('job_key').doNothing()).executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows) !== rows.length) throw new ChunkMoved();
+      if ((await insertRows(trx, 'messages', rows, 'job_key')) !== rows.length) throw new ChunkMoved();
     }
     // Each job as finishJob leaves it, only if it is still pending.
     const values = sql.join(finished.map((f) => sql`(${f.job.id}, ${f.status}, ${f.details}, ${f.provider}, ${f.iso})`));

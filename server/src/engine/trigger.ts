@@ -8,6 +8,7 @@ import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS } from '../schemas.ts';
 import type { StoredStep, SubscriberRow, WorkflowRow } from '../views.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
+import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
 import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
@@ -181,9 +182,6 @@ async function insertChunked<T extends 'notifications' | 'jobs'>(
 ) {
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     if (i > 0) await yieldToLoop(store);
-    await store.kysely
-      .insertInto(table)
-      .values(rows.slice(i, i + INSERT_CHUNK) as never)
-      .execute();
+    await insertRows(store, table, rows.slice(i, i + INSERT_CHUNK));
   }
 }
