@@ -8,19 +8,19 @@ import type { Store } from './types.ts';
 // busy machine); a JSON string is made natively, and the statement's text depends only on the
 // columns, so SQLite prepares it once.
 
-type BulkTable = 'notifications' | 'jobs' | 'messages';
+type BulkTable = 'notifications' | 'jobs' | 'messages' | 'subscribers';
 
 /**
  * Inserts `rows` (objects keyed by column, every one with the same keys) into `table`; with
- * `skipConflictOn`, a row whose value of that unique column already exists is skipped. Returns how
+ * `skipConflictOn`, a row whose value of that unique column (or columns) already exists is skipped. Returns how
  * many rows were inserted.
  */
-export async function insertRows(store: Store, table: BulkTable, rows: object[], skipConflictOn?: string): Promise<number> {
+export async function insertRows(store: Store, table: BulkTable, rows: object[], skipConflictOn?: string | string[]): Promise<number> {
   if (rows.length === 0) return 0;
   const columns = Object.keys(rows[0]!);
   const names = sql.join(columns.map((c) => sql.id(c)));
   const json = JSON.stringify(rows);
-  const conflict = skipConflictOn ? sql` on conflict (${sql.id(skipConflictOn)}) do nothing` : sql``;
+  const conflict = skipConflictOn ? sql` on conflict (${sql.join([skipConflictOn].flat().map((c) => sql.id(c)))}) do nothing` : sql``;
   const result =
     store.dialect === 'postgres'
       ? await sql`insert into ${sql.id(table)} (${names}) select ${names} from json_populate_recordset(null::${sql.id(table)}, ${json}::json)${conflict}`.execute(store.kysely)

@@ -2,6 +2,7 @@ import type { Tenant } from '../auth.ts';
 import { newId } from '../ids.ts';
 import { toJson } from '../json.ts';
 import type { SubscriberRow } from '../views.ts';
+import { insertRows } from './bulk.ts';
 import type { Store } from './types.ts';
 
 /**
@@ -89,50 +90,39 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
     );
   const existing = await load();
   const iso = now.toISOString();
-  let changed = false;
-  // New subscribers given by id alone: one insert for them all (a large trigger names many).
-  const bare = new Set(recipients.filter((r) => !existing.has(r.subscriberId) && Object.keys(r).length === 1));
-  const list = [...bare];
-  for (let i = 0; i < list.length; i += 500) {
-    await k
-      .insertInto('subscribers')
-      .values(list.slice(i, i + 500).map((r) => newSubscriberRow(tenant, r.subscriberId, iso)))
-      .onConflict((oc) => oc.columns(['environment_id', 'subscriber_id']).doNothing())
-      .execute();
-    changed = true;
-  }
-  for (const r of recipients) {
-    if (bare.has(r)) continue;
+  const fieldsOf = (r: RecipientInput) => {
     const fields: Record<string, string | null> = {};
     for (const [key, column] of Object.entries(FIELDS)) {
       const value = r[key as keyof typeof FIELDS];
       if (value !== undefined) fields[column] = value;
     }
     if (r.data !== undefined) fields.data = toJson(r.data);
-    const row = existing.get(r.subscriberId);
-    if (!row) {
-      await k
-        .insertInto('subscribers')
-        .values(newSubscriberRow(tenant, r.subscriberId, iso, fields))
-        // Created at the same moment by another request: then the given fields update it.
-        .onConflict((oc) => {
-          const target = oc.columns(['environment_id', 'subscriber_id']);
-          return Object.keys(fields).length > 0 ? target.doUpdateSet({ ...fields, updated_at: iso }) : target.doNothing();
-        })
-        .execute();
-      changed = true;
-    } else if (Object.keys(fields).length > 0) {
-      await k
-        .updateTable('subscribers')
-        .set({ ...fields, updated_at: iso })
-        .where('id', '=', row.id)
-        .execute();
-      changed = true;
-    }
+    return fields;
+  };
+  // New subscribers: one insert for them all (a large trigger names many), with the fields given.
+  const fresh = recipients.filter((r) => !existing.has(r.subscriberId));
+  const made = new Map(fresh.map((r) => [r.subscriberId, newSubscriberRow(tenant, r.subscriberId, iso, fieldsOf(r))]));
+  const rows = [...made.values()];
+  for (let i = 0; i < rows.length; i += 500) {
+    await insertRows(store, 'subscribers', rows.slice(i, i + 500), ['environment_id', 'subscriber_id']);
   }
-  const rows = changed ? await load() : existing;
+  let current = made.size > 0 ? await load() : existing;
+  // Fields given for a subscriber that existed (or was created at the same moment by another request) update it.
+  let changed = false;
+  for (const r of recipients) {
+    const row = current.get(r.subscriberId);
+    const fields = fieldsOf(r);
+    if (!row || Object.keys(fields).length === 0 || row.id === made.get(r.subscriberId)?.id) continue;
+    await k
+      .updateTable('subscribers')
+      .set({ ...fields, updated_at: iso })
+      .where('id', '=', row.id)
+      .execute();
+    changed = true;
+  }
+  if (changed) current = await load();
   return recipients.map((r) => {
-    const row = rows.get(r.subscriberId);
+    const row = current.get(r.subscriberId);
     if (!row) throw new Error(`subscriber '${r.subscriberId}' could not be created`);
     return row;
   });
