@@ -97,6 +97,26 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   return { transactionId, runs };
 }
 
+// What every run of a trigger shares, parsed or serialized once per trigger, not once per run.
+const parsedSteps = new WeakMap<WorkflowRow, { steps: StoredStep[]; stepJson: string[]; channels: string }>();
+const serializedInput = new WeakMap<TriggerInput, { payload: string; overrides: string }>();
+
+function stepsOf(workflow: WorkflowRow) {
+  let parsed = parsedSteps.get(workflow);
+  if (!parsed) {
+    const steps = parseJson<StoredStep[]>(workflow.steps, []);
+    const channels = toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]);
+    parsedSteps.set(workflow, (parsed = { steps, stepJson: steps.map((step) => toJson(step)), channels }));
+  }
+  return parsed;
+}
+
+function inputJson(input: TriggerInput) {
+  let json = serializedInput.get(input);
+  if (!json) serializedInput.set(input, (json = { payload: toJson(input.payload ?? {}), overrides: toJson(input.overrides ?? {}) }));
+  return json;
+}
+
 /** The rows of one run: its Notification and one pending Job per step, in step order. */
 export function planRun(
   tenant: Tenant,
@@ -109,9 +129,8 @@ export function planRun(
 ) {
   const iso = now.toISOString();
   const leaseEnd = Date.now() + leaseMs();
-  const steps = parseJson<StoredStep[]>(workflow.steps, []);
-  const payload = toJson(input.payload ?? {});
-  const overrides = toJson(input.overrides ?? {});
+  const { steps, stepJson, channels } = stepsOf(workflow);
+  const { payload, overrides } = inputJson(input);
   const notificationId = newId(now.getTime());
   const notification = {
     id: notificationId,
@@ -121,7 +140,7 @@ export function planRun(
     template_id: workflow.id,
     transaction_id: transactionId,
     digested_notification_id: null,
-    channels: toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]),
+    channels,
     payload,
     controls: '{}',
     to: toJson(recipient),
@@ -145,7 +164,7 @@ export function planRun(
         transaction_id: transactionId,
         step_index: index,
         // The stored workflow step ({_id, name, type, controlValues}); views turn it into the spec's Job.step.
-        step: toJson(step),
+        step: stepJson[index]!,
         type: step.type,
         status: 'pending',
         payload,
