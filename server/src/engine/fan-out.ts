@@ -21,7 +21,7 @@ import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './
 // (chunks of this trigger and of others made at the same time) into one transaction. Messages are
 // numbered under a lock held until their transaction commits (sequence.ts), so writing
 // transactions waited on one another anyway: one writer loses little, holds one pooled connection
-// instead of one per trigger (requests such as /health find the pool free), and pays one commit and
+// instead of one per trigger (other requests find the pool free), and pays one commit and
 // one numbering for many triggers.
 //
 // A transaction whose jobs are no longer all pending (canceled, or taken over by another process)
