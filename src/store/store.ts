@@ -40,18 +40,27 @@ const desc = (x: string, y: string) => +(x < y) - +(x > y);
 const newestFirst = (a: Message, b: Message) => desc(a.createdAt, b.createdAt) || desc(a._id, b._id);
 
 /**
- * `base` with `incoming` merged in by `_id` (incoming wins), newest first. A message that did not
- * change keeps the object it had in `known` (what is loaded), so the elements and an app's
- * renderMessage see it unchanged: its JSON, small (the projection), is compared only for ids in both.
+ * `base` (newest first, as every list here is) with `incoming` merged in by `_id` (incoming wins),
+ * newest first. A message that did not change keeps the object it had in `known` (what is loaded),
+ * so the elements and an app's renderMessage see it unchanged: its JSON, small (the projection), is
+ * compared only for ids in both. Linear in what is loaded (a page older than it is appended, nothing
+ * sorted again): only `incoming` is sorted.
  */
 const merge = (base: readonly Message[], incoming: readonly Message[], known = base): Message[] => {
-  const had = new Map(known.map((m) => [m._id, m]));
-  const byId = new Map(base.map((m) => [m._id, m]));
-  for (const m of incoming) {
-    const old = had.get(m._id);
-    byId.set(m._id, old && JSON.stringify(old) == JSON.stringify(m) ? old : m);
+  const add = new Map(incoming.map((m) => [m._id, m]));
+  for (const m of known) {
+    const n = add.get(m._id);
+    if (n && JSON.stringify(n) == JSON.stringify(m)) add.set(m._id, m);
   }
-  return [...byId.values()].sort(newestFirst);
+  const sorted = [...add.values()].sort(newestFirst);
+  const out: Message[] = [];
+  let i = 0;
+  for (const m of base) {
+    if (add.has(m._id)) continue;
+    while (sorted[i] && newestFirst(sorted[i]!, m) < 0) out.push(sorted[i++]!);
+    out.push(m);
+  }
+  return out.concat(sorted.slice(i));
 };
 
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
