@@ -81,7 +81,7 @@ export class ListWindow<T> {
    * the padding and the scroll position; rows to add wait for the next frame), the padding, and the
    * scroll that keeps the view's top row in place.
    */
-  async #pass(measured?: boolean, first?: boolean): Promise<unknown> {
+  async #pass(measured?: boolean): Promise<unknown> {
     const list = this.#list;
     // Not shown (a closed popover): nothing to lay out; the observer says when it is. No list: nothing shown, the end.
     if (!list?.isConnected || !list.getClientRects().length) {
@@ -126,9 +126,7 @@ export class ListWindow<T> {
     range(0);
     // The first layout, or a jump (the row at the view's top is not rendered: a fast scroll, the scrollbar dragged):
     // the rows in view only; once they are measured (the observer), those around them in the next frame.
-    if (measured || end <= start || (!first && this.rendered.has(keys[start]!))) range(OVERSCAN);
-    // Nothing measured yet: the first row alone, measured once rendered (the layout it needs anyway), says how many fill the view.
-    if ((first = !this.#heights.size && !this.rendered.size && end > start + 1)) end = start + 1;
+    if (measured || end <= start || this.rendered.has(keys[start]!)) range(OVERSCAN);
     const pin = keys.indexOf(this.#pinned!);
     let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
@@ -148,8 +146,7 @@ export class ListWindow<T> {
     // (Not from the observer, but in the next frame: what custom rendering and loading more change would resize rows before this frame is painted, a loop.)
     this.atEnd = end >= n;
     if (!measured) this.laid();
-    const done = Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
-    return first ? done.then(() => (fresh.map((row) => this.#heights.set(row.dataset.key!, row.getBoundingClientRect().height)), this.#pass(false, first))) : done;
+    return Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
   }
 
   /** Puts the rows of `indexes` in the list, in order, with their padding; returns the new ones. */

@@ -40,11 +40,11 @@ const desc = (x: string, y: string) => +(x < y) - +(x > y);
 const newestFirst = (a: Message, b: Message) => desc(a.createdAt, b.createdAt) || desc(a._id, b._id);
 
 /**
- * `base` (newest first, as every list here is) with `incoming` merged in by `_id` (incoming wins),
- * newest first. A message that did not change keeps the object it had in `known` (what is loaded),
- * so the elements and an app's renderMessage see it unchanged: its JSON, small (the projection), is
- * compared only for ids in both. Linear in what is loaded (a page older than it is appended, nothing
- * sorted again): only `incoming` is sorted.
+ * `base` with `incoming` merged in by `_id` (incoming wins), newest first. A message that did not
+ * change keeps the object it had in `known` (what is loaded), so the elements and an app's
+ * renderMessage see it unchanged: its JSON, small (the projection), is compared only for ids in both.
+ * Linear in what is loaded: no map of it is built, and `base` (sorted) followed by the page is two
+ * runs the sort merges (a page older than what is loaded: one run).
  */
 const merge = (base: readonly Message[], incoming: readonly Message[], known = base): Message[] => {
   const add = new Map(incoming.map((m) => [m._id, m]));
@@ -52,15 +52,7 @@ const merge = (base: readonly Message[], incoming: readonly Message[], known = b
     const n = add.get(m._id);
     if (n && JSON.stringify(n) == JSON.stringify(m)) add.set(m._id, m);
   }
-  const sorted = [...add.values()].sort(newestFirst);
-  const out: Message[] = [];
-  let i = 0;
-  for (const m of base) {
-    if (add.has(m._id)) continue;
-    while (sorted[i] && newestFirst(sorted[i]!, m) < 0) out.push(sorted[i++]!);
-    out.push(m);
-  }
-  return out.concat(sorted.slice(i));
+  return [...base.filter((m) => !add.has(m._id)), ...add.values()].sort(newestFirst);
 };
 
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
