@@ -171,21 +171,24 @@ describe('windowed list', function () {
         const r = m.el.getBoundingClientRect();
         return feed.positions[1]![0] > 5 && r.top <= view(feed).top && r.bottom > view(feed).top;
       }), 'scrolled into the list');
-      await new Promise((r) => requestAnimationFrame(r));
-      const reading = feed.messages.find((m) => m.el.getBoundingClientRect().top > view(feed).top)!;
-      const subject = reading.subject;
-      const top = reading.el.getBoundingClientRect().top;
+      // Rows laid out with estimated heights, then again once the observer measured them (a frame or
+      // two later): `settled` waits for where a row rests then.
+      const settled = async (at: () => number) => {
+        let last = NaN;
+        await waitFor(async () => {
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          return last === (last = at());
+        }, 'the layout settled');
+      };
+      const firstInView = () => feed.messages.find((m) => m.el.getBoundingClientRect().top > view(feed).top)!;
+      await settled(() => firstInView().el.getBoundingClientRect().top);
+      const subject = firstInView().subject;
+      const at = () => feed.message(subject).el.getBoundingClientRect().top;
+      const top = at();
       for (let i = 0; i < 3; i++) await trigger(workflowId, own, { title: `Fresh ${i}`, body: 'new' });
       await (feed.el as unknown as { inbox: { refresh(): Promise<void> } }).inbox.refresh();
       await waitFor(() => feed.positions[0]?.[1] === 63, 'the new messages counted');
-      // Laid out with estimated heights for the new rows, then again once the observer measured the
-      // rows it rendered (a frame or two later): where the row being read rests then.
-      const at = () => feed.message(subject).el.getBoundingClientRect().top;
-      let last = NaN;
-      await waitFor(async () => {
-        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-        return last === (last = at());
-      }, 'the layout settled');
+      await settled(at);
       expect(Math.abs(at() - top), 'moved by').to.be.below(2);
       expect(feed.loadedIds.length).to.equal(63);
       // At the top they show.
