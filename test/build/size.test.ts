@@ -15,9 +15,10 @@ console.log(
 // (the template minifier's CSS comments, one clamp, the ES build's script-tag flag, the default font
 // list), the work merged since and a second pass (which found two more trims and nothing else to win
 // without dropping a feature: README, "Size") leave them at 22,985 B and 15,901 B, still over (by
-// 457 B and 541 B). Until that is decided, a budget that is exceeded is reported as a TODO, and those
+// 457 B and 541 B); a tab switch in the popover starting at its top again (a fix) took the ES build
+// to 15,910 B. Until that is decided, a budget that is exceeded is reported as a TODO, and those
 // figures are a ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_985, es: 15_901 };
+const CEILING = { scriptTag: 22_985, es: 15_910 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],

@@ -332,7 +332,7 @@ export class NotifFeed extends InboxElement {
               aria-selected=${id === tab}
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
-              @click=${() => this.inbox?.setTab(id)}
+              @click=${() => (this.#panel?.scrollTo(0, 0), this.inbox?.setTab(id))}
             >${i ? t.tabUnread : t.tabAll}</button>`,
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
