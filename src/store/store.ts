@@ -316,7 +316,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       let f: Record<string, string> = {};
-      let notes: Live[];
       this.#live = true;
       clearTimeout(this.#timer);
       for (let r; !(r = await reader.read()).done; ) {
@@ -324,7 +323,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         // regex's `m` flag has it); a blank line ends an event.
         const lines = (buffer += r.value).split(/\r\n?|\n/);
         buffer = lines.pop()!;
-        notes = [];
+        const notes: Live[] = [];
         for (const line of lines) {
           if (line) {
             const [k, v] = line.split(/: ?(.*)/s);

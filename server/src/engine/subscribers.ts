@@ -99,9 +99,10 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
     if (r.data !== undefined) fields.data = toJson(r.data);
     return fields;
   };
+  const given = recipients.map(fieldsOf);
   // New subscribers: one insert for them all (a large trigger names many), with the fields given.
-  const fresh = recipients.filter((r) => !existing.has(r.subscriberId));
-  const made = new Map(fresh.map((r) => [r.subscriberId, newSubscriberRow(tenant, r.subscriberId, iso, fieldsOf(r))]));
+  const made = new Map<string, SubscriberRow>();
+  recipients.forEach((r, i) => existing.has(r.subscriberId) || made.set(r.subscriberId, newSubscriberRow(tenant, r.subscriberId, iso, given[i]!)));
   const rows = [...made.values()];
   for (let i = 0; i < rows.length; i += 500) {
     await insertRows(store, 'subscribers', rows.slice(i, i + 500), ['environment_id', 'subscriber_id']);
@@ -109,9 +110,9 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
   let current = made.size > 0 ? await load() : existing;
   // Fields given for a subscriber that existed (or was created at the same moment by another request) update it.
   let changed = false;
-  for (const r of recipients) {
+  for (const [i, r] of recipients.entries()) {
     const row = current.get(r.subscriberId);
-    const fields = fieldsOf(r);
+    const fields = given[i]!;
     if (!row || Object.keys(fields).length === 0 || row.id === made.get(r.subscriberId)?.id) continue;
     await k
       .updateTable('subscribers')

@@ -71,9 +71,8 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
 
   const planned = await inTransaction(store, async (trx) => {
     const subscribers = await resolveRecipients(trx, tenant, recipients, now);
-    const runs = subscribers.map((subscriber, i) =>
-      planRun(tenant, workflow, subscriber, recipients[i]!, input, transactionId, now),
-    );
+    const shared = sharedBy(workflow, input);
+    const runs = subscribers.map((subscriber, i) => planRun(tenant, workflow, subscriber, recipients[i]!, shared, transactionId, now));
     await insertChunked(trx, 'notifications', runs.map((r) => r.notification));
     await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs));
     await options.onRecorded?.(trx, transactionId);
@@ -97,24 +96,24 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   return { transactionId, runs };
 }
 
-// What every run of a trigger shares, parsed or serialized once per trigger, not once per run.
-const parsedSteps = new WeakMap<WorkflowRow, { steps: StoredStep[]; stepJson: string[]; channels: string }>();
-const serializedInput = new WeakMap<TriggerInput, { payload: string; overrides: string }>();
-
-function stepsOf(workflow: WorkflowRow) {
-  let parsed = parsedSteps.get(workflow);
-  if (!parsed) {
-    const steps = parseJson<StoredStep[]>(workflow.steps, []);
-    const channels = toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]);
-    parsedSteps.set(workflow, (parsed = { steps, stepJson: steps.map((step) => toJson(step)), channels }));
-  }
-  return parsed;
+/** What every run of a trigger shares: parsed or serialized once per trigger, not once per run. */
+interface Shared {
+  steps: StoredStep[];
+  stepJson: string[];
+  channels: string;
+  payload: string;
+  overrides: string;
 }
 
-function inputJson(input: TriggerInput) {
-  let json = serializedInput.get(input);
-  if (!json) serializedInput.set(input, (json = { payload: toJson(input.payload ?? {}), overrides: toJson(input.overrides ?? {}) }));
-  return json;
+function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
+  const steps = parseJson<StoredStep[]>(workflow.steps, []);
+  return {
+    steps,
+    stepJson: steps.map((step) => toJson(step)),
+    channels: toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]),
+    payload: toJson(input.payload ?? {}),
+    overrides: toJson(input.overrides ?? {}),
+  };
 }
 
 /** The rows of one run: its Notification and one pending Job per step, in step order. */
@@ -123,14 +122,12 @@ export function planRun(
   workflow: WorkflowRow,
   subscriber: SubscriberRow,
   recipient: RecipientInput,
-  input: TriggerInput,
+  { steps, stepJson, channels, payload, overrides }: Shared,
   transactionId: string,
   now: Date,
 ) {
   const iso = now.toISOString();
   const leaseEnd = Date.now() + leaseMs();
-  const { steps, stepJson, channels } = stepsOf(workflow);
-  const { payload, overrides } = inputJson(input);
   const notificationId = newId(now.getTime());
   const notification = {
     id: notificationId,
