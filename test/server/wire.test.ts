@@ -67,6 +67,17 @@ describe('the wire: compression and the feed projection', () => {
     assert.deepEqual(identity.bytes, plain.bytes);
   });
 
+  it('honours q-values: a refused encoding is never used, the other one is', async () => {
+    const noBr = await rawGet(server, feed, { 'accept-encoding': 'br;q=0, gzip;q=0.5' });
+    assert.equal(noBr.headers['content-encoding'], 'gzip');
+    const none = await rawGet(server, feed, { 'accept-encoding': 'gzip;q=0, br;q=0.0' });
+    assert.equal(none.headers['content-encoding'], undefined);
+    assert.equal(JSON.parse(none.bytes.toString('utf8')).data.length, 20);
+    const star = await rawGet(server, feed, { 'accept-encoding': '*' });
+    assert.equal(star.headers['content-encoding'], 'br');
+    assert.equal(JSON.parse(brotliDecompressSync(star.bytes).toString('utf8')).data.length, 20);
+  });
+
   it('leaves small answers uncompressed (under 1 KB)', async () => {
     const r = await rawGet(server, '/v1/subscribers/reader/notifications/unseen', { 'accept-encoding': 'br, gzip' });
     assert.equal(r.status, 200);
