@@ -320,4 +320,34 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0007_inbox_counts': {
+    // SQLite: each subscriber's in-app counts (all, unseen, unread), kept by triggers in the
+    // transaction that changes a message, so they are exact whatever writes run. The unseen count
+    // (every open inbox asks for it) and the feed's totalCount read one row instead of counting
+    // index entries, which was most of the service's CPU for the count (bench/server.ts).
+    // PostgreSQL counts as before: there the count runs in the database's own processes, and a row
+    // per subscriber updated by every writer would serialize them (and deadlock across statements).
+    async up(db: Kysely<any>) {
+      if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+      await sql`create table inbox_counts (
+        subscriber_id text primary key,
+        total integer not null,
+        unseen integer not null,
+        unread integer not null
+      ) without rowid`.execute(db);
+      await sql`insert into inbox_counts (subscriber_id, total, unseen, unread)
+        select subscriber_id, count(*), sum(seen = 0), sum(read = 0) from messages where channel = 'in_app' group by subscriber_id`.execute(db);
+      // (A message counts by its row as it is after the change, and no longer by the row before it.)
+      const add = (row: 'new' | 'old') =>
+        sql.raw(`insert into inbox_counts (subscriber_id, total, unseen, unread)
+          select ${row}.subscriber_id, 1, ${row}.seen = 0, ${row}.read = 0 where ${row}.channel = 'in_app'
+          on conflict (subscriber_id) do update set total = total + 1, unseen = unseen + excluded.unseen, unread = unread + excluded.unread;`);
+      const remove = sql.raw(`update inbox_counts set total = total - 1, unseen = unseen - (old.seen = 0), unread = unread - (old.read = 0)
+          where subscriber_id = old.subscriber_id and old.channel = 'in_app';`);
+      await sql`create trigger inbox_counts_insert after insert on messages begin ${add('new')} end`.execute(db);
+      await sql`create trigger inbox_counts_delete after delete on messages begin ${remove} end`.execute(db);
+      await sql`create trigger inbox_counts_update after update of subscriber_id, channel, seen, read on messages
+        begin ${remove} ${add('new')} end`.execute(db);
+    },
+  },
 };

@@ -229,4 +229,13 @@ export interface Database {
   messages: MessageTable;
   idempotency_keys: IdempotencyTable;
   preferences: PreferenceTable;
+  /** SQLite only: kept by triggers (migration 0007), read by routes/feed.ts. */
+  inbox_counts: InboxCountTable;
+}
+
+export interface InboxCountTable {
+  subscriber_id: string;
+  total: number;
+  unseen: number;
+  unread: number;
 }

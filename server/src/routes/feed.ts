@@ -59,6 +59,14 @@ const UnseenQuery = Type.Object({
 
 type MessageQuery = SelectQueryBuilder<Database, 'messages', object>;
 
+/** A subscriber's in-app messages: how many, how many unseen, how many unread. */
+interface InboxCounts {
+  total: number;
+  unseen: number;
+  unread: number;
+}
+const NONE: InboxCounts = { total: 0, unseen: 0, unread: 0 };
+
 /** Decodes the feed's `payload` filter: base64 (standard or URL-safe) of a JSON object; 400 otherwise. */
 export function decodePayloadFilter(value: string): Record<string, unknown> {
   const compact = value.trim();
@@ -170,10 +178,16 @@ export function feedRoutes(app: App, ctx: AppContext) {
       .limit(q.limit)
       .offset(offset)
       .execute();
-    // A short page ends the list, so it tells the total by itself; otherwise count.
+    // A short page ends the list, so it tells the total by itself; else the kept counts tell it
+    // when they can (SQLite, no other filter than one of read and seen); otherwise count.
     let totalCount: number;
+    const kept = !filter && !feeds && (q.read === undefined || q.seen === undefined) ? await counts(subscriberId) : undefined;
     if (rows.length < q.limit && (rows.length > 0 || offset === 0)) {
       totalCount = offset + rows.length;
+    } else if (kept) {
+      const flag = q.read ?? q.seen;
+      const off = q.read !== undefined ? kept.unread : kept.unseen;
+      totalCount = flag === undefined ? kept.total : flag ? kept.total - off : off;
     } else {
       const counted = await where.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
       totalCount = Number(counted.count);
@@ -183,12 +197,21 @@ export function feedRoutes(app: App, ctx: AppContext) {
     return reply.type('application/json; charset=utf-8').send(feedJson(views, fields, rest));
   });
 
-  // 13. The unseen (or, with seen=true, seen) count, capped at `limit` by a bounded subquery.
-  // Every open inbox polls this: one indexed count, its SQL written once (no query builder per request).
+  // A subscriber's in-app counts as the triggers of migration 0007 keep them (SQLite); undefined
+  // on PostgreSQL, which counts.
+  const countsSql = 'select total, unseen, unread from inbox_counts where subscriber_id = ?';
+  const counts = async (subscriberId: string): Promise<InboxCounts | undefined> =>
+    db.dialect == 'sqlite' ? ((await k.executeQuery<InboxCounts>(CompiledQuery.raw(countsSql, [subscriberId]))).rows[0] ?? NONE) : undefined;
+
+  // 13. The unseen (or, with seen=true, seen) count, capped at `limit`. Every open inbox asks for
+  // it: on SQLite one row of kept counts; on PostgreSQL one indexed count capped by a bounded
+  // subquery. Their SQL is written once (no query builder per request).
   const unseenSql = `select count(*) as "count" from (select 1 from "messages" where "subscriber_id" = ${db.dialect === 'postgres' ? '$1' : '?'} and "channel" = 'in_app' and "seen" = ${db.dialect === 'postgres' ? '$2' : '?'} limit ${db.dialect === 'postgres' ? '$3' : '?'}) as "capped"`;
 
   app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
     const subscriberId = await internalId(request.tenant, request.params.subscriberId);
+    const kept = await counts(subscriberId);
+    if (kept) return { count: Math.min(request.query.seen ? kept.total - kept.unseen : kept.unseen, request.query.limit) };
     const { rows } = await k.executeQuery<{ count: number | string }>(
       CompiledQuery.raw(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit]),
     );

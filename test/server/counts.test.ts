@@ -1,0 +1,115 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, sqlOn, type TestServer } from './helpers.ts';
+import { allMessages, getFeed, inAppWorkflow, triggerEvent, unseenCount } from './fixtures.ts';
+
+// The unseen count and the feed's totalCount stay exact under concurrent writes of every kind. On
+// SQLite they come from counts kept by triggers (migration 0007); on PostgreSQL from counting. Both
+// are compared with what the messages table holds, counted directly.
+
+const SUBSCRIBERS = ['count-a', 'count-b', 'count-c'];
+
+/** What the messages table holds for a subscriber, counted directly. */
+async function counted(server: TestServer, subscriberId: string) {
+  const [row] = await sqlOn(
+    server,
+    `select count(*) as total, coalesce(sum(case when m.seen = 0 then 1 else 0 end), 0) as unseen,
+       coalesce(sum(case when m.read = 0 then 1 else 0 end), 0) as unread
+     from messages m join subscribers s on s.id = m.subscriber_id
+     where s.subscriber_id = ? and m.channel = 'in_app'`,
+    [subscriberId],
+  );
+  return { total: Number(row.total), unseen: Number(row.unseen), unread: Number(row.unread) };
+}
+
+/** What the API answers: the unseen and seen counts, and the feed's totalCount for each filter (a page of 1, so it is counted, not inferred). */
+async function answered(server: TestServer, subscriberId: string) {
+  const total = (query: Record<string, unknown>) => getFeed(server, subscriberId, { limit: 1, ...query }).then((b) => b.totalCount);
+  return {
+    unseen: await unseenCount(server, subscriberId, { limit: 1000 }),
+    seen: await unseenCount(server, subscriberId, { seen: true, limit: 1000 }),
+    total: await total({}),
+    unreadFeed: await total({ read: false }),
+    readFeed: await total({ read: true }),
+    unseenFeed: await total({ seen: false }),
+    seenFeed: await total({ seen: true }),
+  };
+}
+
+async function assertExact(server: TestServer) {
+  for (const s of SUBSCRIBERS) {
+    const c = await counted(server, s);
+    const a = await answered(server, s);
+    assert.deepEqual(
+      a,
+      { unseen: c.unseen, seen: c.total - c.unseen, total: c.total, unreadFeed: c.unread, readFeed: c.total - c.unread, unseenFeed: c.unseen, seenFeed: c.total - c.unseen },
+      `${s}: the table holds ${JSON.stringify(c)}`,
+    );
+  }
+}
+
+describe('counts: exact under concurrent writes', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    await inAppWorkflow(server, 'counted', { subject: 'Hello {{payload.i}}', body: 'Body', primaryAction: { label: 'Accept' } });
+    for (const s of SUBSCRIBERS) for (let i = 0; i < 6; i++) await triggerEvent(server, { name: 'counted', to: s, payload: { i } });
+  });
+  after(() => server.dispose());
+
+  it('start exact', async () => {
+    await assertExact(server);
+    const [a] = await Promise.all([counted(server, 'count-a')]);
+    assert.deepEqual(a, { total: 6, unseen: 6, unread: 6 });
+  });
+
+  it('stay exact through triggers, mark-as, mark-all, actions and deletes running at once', async () => {
+    const ids = new Map<string, string[]>();
+    for (const s of SUBSCRIBERS) ids.set(s, (await allMessages(server, s)).map((m) => m._id));
+    const base = (s: string) => `/v1/subscribers/${s}/messages`;
+    const ops: Promise<unknown>[] = [];
+    for (let round = 0; round < 4; round++) {
+      for (const s of SUBSCRIBERS) {
+        // (The first message is deleted in round 2: never marked, so no mark can meet it gone.)
+        const [doomed, ...mine] = ids.get(s)!;
+        const pick = (k: number) => mine[(round * 3 + k) % mine.length]!;
+        ops.push(
+          triggerEvent(server, { name: 'counted', to: SUBSCRIBERS, payload: { i: 100 + round } }),
+          server.post(`${base(s)}/mark-as`, { messageId: [pick(0), pick(1)], markAs: (['read', 'unread', 'seen', 'unseen'] as const)[round % 4] }),
+          server.post(`${base(s)}/mark-as`, { messageId: pick(2), markAs: round % 2 ? 'unseen' : 'read' }),
+          server.post(`${base(s)}/${pick(3)}/actions/primary`, { status: 'done' }),
+        );
+        if (s == 'count-b') ops.push(server.post(`${base(s)}/mark-all`, { markAs: round % 2 ? 'seen' : 'read' }));
+        if (round == 2) ops.push(server.delete(`/v1/messages/${doomed}`));
+      }
+    }
+    // (The API's replies; a trigger's fixture asserts its own.)
+    for (const r of await Promise.all(ops)) if (r && typeof r == 'object' && 'headers' in r) assert.ok((r as { status: number }).status < 300, `a write answered ${JSON.stringify(r)}`);
+    await assertExact(server);
+    // Something of each kind really happened.
+    const b = await counted(server, 'count-b');
+    assert.equal(b.total, 6 + 4 * SUBSCRIBERS.length - 1);
+    const a = await counted(server, 'count-a');
+    assert.ok(a.unread < a.total && a.unseen < a.total, JSON.stringify(a));
+  });
+
+  it('a whole transaction deleted leaves every recipient exact', async () => {
+    const { transactionId } = await triggerEvent(server, { name: 'counted', to: SUBSCRIBERS, payload: { i: 999 } });
+    const before = await counted(server, 'count-c');
+    const r = await server.delete(`/v1/messages/transaction/${transactionId}`);
+    assert.ok(r.status < 300, String(r.status));
+    assert.equal((await counted(server, 'count-c')).total, before.total - 1);
+    await assertExact(server);
+  });
+
+  it('on SQLite, the kept counts are what the table holds', { skip: !!process.env.TEST_DATABASE_URL && 'PostgreSQL counts, it keeps none' }, async () => {
+    const kept = await sqlOn(
+      server,
+      `select s.subscriber_id as id, c.total, c.unseen, c.unread from inbox_counts c join subscribers s on s.id = c.subscriber_id order by 1`,
+    );
+    assert.deepEqual(
+      kept.map((k) => ({ id: k.id, total: k.total, unseen: k.unseen, unread: k.unread })),
+      await Promise.all(SUBSCRIBERS.map(async (s) => ({ id: s, ...(await counted(server, s)) }))),
+    );
+  });
+});
