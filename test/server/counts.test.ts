@@ -84,7 +84,7 @@ describe('counts: exact under concurrent writes', () => {
       }
     }
     // (The API's replies; a trigger's fixture asserts its own.)
-    for (const r of await Promise.all(ops)) if (r && typeof r == 'object' && 'headers' in r) assert.ok((r as { status: number }).status < 300, `a write answered ${JSON.stringify(r)}`);
+    for (const r of (await Promise.all(ops)) as { status: number; headers?: unknown }[]) if (r.headers) assert.ok(r.status < 300, `a write answered ${JSON.stringify(r)}`);
     await assertExact(server);
     // Something of each kind really happened.
     const b = await counted(server, 'count-b');
