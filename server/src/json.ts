@@ -1,3 +1,15 @@
+/** JSON text to be written as it is into a larger JSON text (see rawJson). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * A JSON column as its text, `fallback` serialized when the column is null: for an answer that
+ * writes the column out again (the feed), parsing it only to serialize it again is wasted. Our
+ * JSON columns hold only what JSON.stringify wrote.
+ */
+export const rawJson = (text: string | null | undefined, fallback: unknown): RawJson => new RawJson(text || JSON.stringify(fallback));
+
 /** Reads a JSON column; `fallback` when the column is null. */
 export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   if (text === null || text === undefined || text === '') return fallback;

@@ -124,10 +124,60 @@ export type SubscriberView = ReturnType<typeof subscriberView>;
 export type TemplateView = ReturnType<typeof templateView>;
 
 /**
+ * The column each field of messageView reads (the embedded `subscriber` and `template` are looked
+ * up by theirs): a projection of the feed selects only the columns of the fields it names.
+ * test/server/views.test.ts checks it against messageView.
+ */
+export const MESSAGE_COLUMNS: Record<string, keyof MessageRow> = {
+  _id: 'id',
+  _templateId: 'template_id',
+  _environmentId: 'environment_id',
+  _messageTemplateId: 'message_template_id',
+  _organizationId: 'organization_id',
+  _notificationId: 'notification_id',
+  _subscriberId: 'subscriber_id',
+  subscriber: 'subscriber_id',
+  template: 'template_id',
+  templateIdentifier: 'template_identifier',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  deliveredAt: 'delivered_at',
+  lastSeenDate: 'last_seen_date',
+  lastReadDate: 'last_read_date',
+  content: 'content',
+  transactionId: 'transaction_id',
+  subject: 'subject',
+  channel: 'channel',
+  read: 'read',
+  seen: 'seen',
+  email: 'email',
+  phone: 'phone',
+  directWebhookUrl: 'direct_webhook_url',
+  providerId: 'provider_id',
+  deviceTokens: 'device_tokens',
+  title: 'title',
+  avatar: 'avatar',
+  cta: 'cta',
+  _feedId: 'feed_id',
+  status: 'status',
+  errorId: 'error_id',
+  errorText: 'error_text',
+  payload: 'payload',
+  overrides: 'overrides',
+  contextKeys: 'context_keys',
+};
+
+/**
  * The spec's Message. `subscriber` and `template` are embedded; the caller looks them up once
  * for a whole page of messages (see loadEmbeds in routes/messages.ts).
  */
-export function messageView(row: MessageRow, subscriber: SubscriberView | undefined, template: TemplateView | undefined) {
+export function messageView<J = never>(
+  row: MessageRow,
+  subscriber: SubscriberView | undefined,
+  template: TemplateView | undefined,
+  /** How JSON columns are read: parsed, or (the feed: rawJson) kept as their text. */
+  json: <T>(text: string | null | undefined, fallback: T) => T | J = parseJson,
+) {
   return {
     _id: row.id,
     _templateId: opt(row.template_id),
@@ -144,7 +194,7 @@ export function messageView(row: MessageRow, subscriber: SubscriberView | undefi
     deliveredAt: [row.delivered_at],
     lastSeenDate: opt(row.last_seen_date),
     lastReadDate: opt(row.last_read_date),
-    content: parseJson<unknown[]>(row.content, []),
+    content: json<unknown[]>(row.content, []),
     transactionId: opt(row.transaction_id),
     subject: opt(row.subject),
     channel: row.channel,
@@ -154,17 +204,17 @@ export function messageView(row: MessageRow, subscriber: SubscriberView | undefi
     phone: opt(row.phone),
     directWebhookUrl: opt(row.direct_webhook_url),
     providerId: opt(row.provider_id),
-    deviceTokens: row.device_tokens ? parseJson<string[]>(row.device_tokens, []) : undefined,
+    deviceTokens: row.device_tokens ? json<string[]>(row.device_tokens, []) : undefined,
     title: opt(row.title),
     avatar: opt(row.avatar),
-    cta: parseJson<Record<string, unknown>>(row.cta, {}),
+    cta: json<Record<string, unknown>>(row.cta, {}),
     _feedId: opt(row.feed_id),
     status: row.status,
     errorId: opt(row.error_id),
     errorText: opt(row.error_text),
-    payload: parseJson<Record<string, unknown>>(row.payload, {}),
-    overrides: parseJson<Record<string, unknown>>(row.overrides, {}),
-    contextKeys: parseJson<string[]>(row.context_keys, []),
+    payload: json<Record<string, unknown>>(row.payload, {}),
+    overrides: json<Record<string, unknown>>(row.overrides, {}),
+    contextKeys: json<string[]>(row.context_keys, []),
   };
 }
 

@@ -6,10 +6,11 @@ import type { Dialect } from '../db/index.ts';
 import type { Database } from '../db/schema.ts';
 import { badRequest } from '../errors.ts';
 import { findBadInput } from '../input-guard.ts';
+import { RawJson, rawJson } from '../json.ts';
 import { StringList, SubscriberIdParam } from '../schemas.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { feedIdentifiers, loadEmbeds } from './messages.ts';
-import { messageView } from '../views.ts';
+import { MESSAGE_COLUMNS, messageView, type MessageRow } from '../views.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
@@ -35,19 +36,25 @@ export function projection(value: string[] | undefined): Set<string> | undefined
 /**
  * The feed's body as JSON text. A page's messages share one subscriber and few templates: each
  * embedded object is serialized once per page and spliced into every message that holds it (the
- * template is most of a message's bytes), instead of once per message. With a projection, only the
- * named fields (unknown names are ignored, as a spec server ignores the parameter).
+ * template is most of a message's bytes), instead of once per message. JSON columns (rawJson) are
+ * spliced in as stored, never parsed. With a projection, only the named fields (unknown names are
+ * ignored, as a spec server ignores the parameter).
  */
-export function feedJson(views: ReturnType<typeof messageView>[], fields: Set<string> | undefined, rest: object): string {
+export function feedJson(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string {
   const once = new Map<object, string>();
   const json = (o: object) => once.get(o) ?? (once.set(o, JSON.stringify(o)), once.get(o)!);
   const items = views.map(({ subscriber, template, ...view }) => {
-    const picked = fields ? Object.fromEntries(Object.entries(view).filter(([k]) => fields.has(k))) : view;
-    const embeds = [];
-    if (subscriber && (!fields || fields.has('subscriber'))) embeds.push(`"subscriber":${json(subscriber)}`);
-    if (template && (!fields || fields.has('template'))) embeds.push(`"template":${json(template)}`);
-    const text = JSON.stringify(picked);
-    return embeds.length ? `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${embeds.join(',')}}` : text;
+    const plain: Record<string, unknown> = {};
+    const spliced = [];
+    for (const [k, v] of Object.entries(view)) {
+      if (fields && !fields.has(k)) continue;
+      if (v instanceof RawJson) spliced.push(`"${k}":${v.text}`);
+      else plain[k] = v;
+    }
+    if (subscriber && (!fields || fields.has('subscriber'))) spliced.push(`"subscriber":${json(subscriber)}`);
+    if (template && (!fields || fields.has('template'))) spliced.push(`"template":${json(template)}`);
+    const text = JSON.stringify(plain);
+    return spliced.length ? `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${spliced.join(',')}}` : text;
   });
   return `{"data":[${items.join(',')}],${JSON.stringify(rest).slice(1)}`;
 }
@@ -171,8 +178,9 @@ export function feedRoutes(app: App, ctx: AppContext) {
     if (filter) where = where.where(payloadMatches(db.dialect, filter));
 
     const offset = q.page * q.limit;
-    const rows = await where
-      .selectAll('messages')
+    // With a projection, only the columns of the named fields (a page's rows are most of its cost).
+    const columns = fields && [...new Set(['id', ...[...fields].flatMap((f) => MESSAGE_COLUMNS[f] ?? [])])];
+    const rows = await (columns ? where.select(columns as (keyof MessageRow)[]) : where.selectAll('messages'))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(q.limit)
@@ -192,7 +200,10 @@ export function feedRoutes(app: App, ctx: AppContext) {
       const counted = await where.select((eb) => eb.fn.countAll<number | string>().as('count')).executeTakeFirstOrThrow();
       totalCount = Number(counted.count);
     }
-    const views = embedSubscriber || fields.has('template') ? await loadEmbeds(db, rows, subscriber) : rows.map((r) => messageView(r, undefined, undefined));
+    const views =
+      embedSubscriber || fields.has('template')
+        ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
+        : rows.map((r) => messageView<RawJson>(r, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
     return reply.type('application/json; charset=utf-8').send(feedJson(views, fields, rest));
   });

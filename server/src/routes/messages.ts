@@ -21,7 +21,7 @@ export type MarkAs = (typeof MARK_AS)[number];
  * The Message views of `rows`, with `subscriber` and `template` embedded. They are loaded once for
  * the whole page (one query each at most; none for the subscriber when the caller has it), not per message.
  */
-export async function loadEmbeds(store: Store, rows: MessageRow[], subscriber?: SubscriberRow) {
+export async function loadEmbeds<J = never>(store: Store, rows: MessageRow[], subscriber?: SubscriberRow, json?: Parameters<typeof messageView<J>>[3]) {
   const subscribers = new Map<string, SubscriberView>();
   if (subscriber) subscribers.set(subscriber.id, subscriberView(subscriber));
   const missing = [...new Set(rows.map((r) => r.subscriber_id).filter((id) => !subscribers.has(id)))];
@@ -32,7 +32,7 @@ export async function loadEmbeds(store: Store, rows: MessageRow[], subscriber?: 
   ]);
   for (const s of subscriberRows) subscribers.set(s.id, subscriberView(s));
   const templates = new Map<string, TemplateView>(templateRows.map((t) => [t.id, templateView(t)]));
-  return rows.map((r) => messageView(r, subscribers.get(r.subscriber_id), r.template_id ? templates.get(r.template_id) : undefined));
+  return rows.map((r) => messageView<J>(r, subscribers.get(r.subscriber_id), r.template_id ? templates.get(r.template_id) : undefined, json));
 }
 
 type MessageUpdate = UpdateQueryBuilder<Database, 'messages', 'messages', UpdateResult>;
