@@ -43,16 +43,17 @@ export function projection(value: string[] | undefined): Set<string> | undefined
 export function feedJson(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string {
   const once = new Map<object, string>();
   const json = (o: object) => once.get(o) ?? (once.set(o, JSON.stringify(o)), once.get(o)!);
-  const items = views.map(({ subscriber, template, ...view }) => {
+  // (The projection's names in its order, or every field; a name no message has adds nothing.)
+  const keys = fields && [...fields];
+  const items = views.map((view) => {
     const plain: Record<string, unknown> = {};
     const spliced = [];
-    for (const [k, v] of Object.entries(view)) {
-      if (fields && !fields.has(k)) continue;
-      if (v instanceof RawJson) spliced.push(`"${k}":${v.text}`);
+    for (const k of keys ?? Object.keys(view)) {
+      const v = (view as Record<string, unknown>)[k];
+      if (k == 'subscriber' || k == 'template') v && spliced.push(`"${k}":${json(v)}`);
+      else if (v instanceof RawJson) spliced.push(`"${k}":${v.text}`);
       else plain[k] = v;
     }
-    if (subscriber && (!fields || fields.has('subscriber'))) spliced.push(`"subscriber":${json(subscriber)}`);
-    if (template && (!fields || fields.has('template'))) spliced.push(`"template":${json(template)}`);
     const text = JSON.stringify(plain);
     return spliced.length ? `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${spliced.join(',')}}` : text;
   });
