@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers.ts';
+import { ON_TIME_MS, startServer, type TestServer } from './helpers.ts';
 import { allMessages, createWorkflow, getFeed, triggerEvent } from './fixtures.ts';
 import { dueAt, getNotification, messagesOfNotification, notificationOf, sleep, waitFor } from './engine-fixtures.ts';
 
@@ -28,7 +28,7 @@ describe('delay steps', { concurrency: true }, () => {
   });
   after(() => server.dispose());
 
-  it('waits in the scheduler, then runs the next step within a second of the due time', async () => {
+  it('waits in the scheduler, then runs the next step when it is due', async () => {
     const t = await triggerEvent(server, { name: 'later', to: 'd-1', payload: { name: 'Ada' } });
     const n = await notificationOf(server, t.transactionId);
     assert.deepEqual(n.jobs.map((j: any) => j.status), ['delayed', 'pending']);
@@ -39,7 +39,7 @@ describe('delay steps', { concurrency: true }, () => {
     const m = await firstMessage(server, 'd-1');
     assert.equal(m.content[0].content, 'Hello Ada');
     const late = Date.parse(m.createdAt) - due;
-    assert.ok(late >= 0 && late < 1000, `fired ${late} ms after its due time`);
+    assert.ok(late >= 0 && late < ON_TIME_MS, `fired ${late} ms after its due time`);
 
     const done = await getNotification(server, n._id);
     assert.deepEqual(done.jobs.map((j: any) => j.status), ['completed', 'completed']);
@@ -68,7 +68,7 @@ describe('delay steps', { concurrency: true }, () => {
     });
     assert.equal(messages[0].content[0].content, 'second');
     const late = Date.parse(messages[0].createdAt) - secondDue;
-    assert.ok(late >= 0 && late < 1000, `second delay fired ${late} ms late`);
+    assert.ok(late >= 0 && late < ON_TIME_MS, `second delay fired ${late} ms late`);
     const done = await getNotification(server, n._id);
     assert.deepEqual(done.jobs.map((j: any) => j.status), ['completed', 'completed', 'completed', 'failed', 'completed']);
     const email = (await messagesOfNotification(server, n._id)).find((m: any) => m.channel === 'email');

@@ -38,15 +38,15 @@ describe('request timeouts', () => {
     const head = 'POST /v2/subscribers HTTP/1.1\r\nHost: x\r\nauthorization: ApiKey test_key_a\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n';
     const r = await silentClient(server, head + '{"subscri');
     assert.ok(r.closed, 'the connection was still open after 8 s');
-    assert.ok(r.ms < 4500, `closed after ${r.ms} ms`);
+    assert.ok(r.ms < 6000, `closed after ${r.ms} ms`);
     assert.match(r.answer, /^HTTP\/1\.1 408 /);
   });
 
   it('drops silent partial headers, and a connection that sends nothing', async () => {
     const partial = await silentClient(server, 'GET /health HTTP/1.1\r\nHost: x\r\n');
-    assert.ok(partial.closed && partial.ms < 4500, `partial headers: closed ${partial.closed} after ${partial.ms} ms`);
+    assert.ok(partial.closed && partial.ms < 6000, `partial headers: closed ${partial.closed} after ${partial.ms} ms`);
     const nothing = await silentClient(server, '');
-    assert.ok(nothing.closed && nothing.ms < 4500, `nothing sent: closed ${nothing.closed} after ${nothing.ms} ms`);
+    assert.ok(nothing.closed && nothing.ms < 6000, `nothing sent: closed ${nothing.closed} after ${nothing.ms} ms`);
   });
 
   it('answers a request that arrives in time, however long the answer takes', async () => {
