@@ -51,7 +51,14 @@ for (const suite of suites) {
   const { code, output } = await run(suite.script, suite.env);
   const c = counts(output);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
-  rows.push({ name: suite.name, code, seconds, ...c });
+  // The failing tests' names, repeated at the end where a log's tail shows them (node:test's
+  // "not ok" lines of tests, not of their files; web-test-runner's ❌ lines).
+  const failing = output
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => /^\s+not ok \d+ - /.test(l) || /❌/.test(l))
+    .map((l) => l.trim());
+  rows.push({ name: suite.name, code, seconds, ...c, failing });
   // A failed test fails the run even when its runner exits 0 (web-test-runner did once, with 3 failed).
   if (code !== 0 || c.failed > 0) failed = true;
 }
@@ -68,6 +75,7 @@ for (const r of rows) {
   failures += r.failed;
   const status = r.code !== 0 ? `FAILED (exit ${r.code})` : r.failed > 0 ? 'FAILED' : 'ok';
   console.log(`${r.name}: ${status}, ${r.passed} passed, ${r.failed} failed, ${r.seconds} s`);
+  for (const line of r.failing.slice(0, 20)) console.log(`  ${line}`);
 }
 // A suite that failed without a failing test (a crash, a type error) still counts as a failure.
 const crashed = rows.filter((r) => typeof r !== 'string' && r.code !== 0 && r.failed === 0).length;
