@@ -6,6 +6,7 @@
  *
  *   npm run bench:server                      # 10 s per target
  *   BENCH_SECONDS=5 BENCH_MESSAGES=20000 npm run bench:server
+ *   BENCH_DATABASE_URL=postgres://.../empty_db npm run bench:server   # on PostgreSQL (an empty database)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -199,7 +200,7 @@ async function loadTarget(name: string, url: string, paths: string[], headers: R
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'notif-bench-'));
-  const dbPath = join(dir, 'bench.db');
+  const dbPath = process.env.BENCH_DATABASE_URL || join(dir, 'bench.db');
   const children: ChildProcess[] = [];
   try {
     console.log(`building ${MESSAGES} messages over ${SUBSCRIBERS} subscribers...`);
@@ -233,7 +234,7 @@ async function main() {
     await load('unseen count', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/unseen`), auth);
 
     const bareRps = results[0]!.rps;
-    console.log(`\n${MESSAGES} messages, ${SUBSCRIBERS} subscribers, ${CONNECTIONS} connections, ${SECONDS} s each, ${cpus().length} cores, Node ${process.version}`);
+    console.log(`\n${dbPath.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}, ${MESSAGES} messages, ${SUBSCRIBERS} subscribers, ${CONNECTIONS} connections, ${SECONDS} s each, ${cpus().length} cores, Node ${process.version}`);
     console.log('| target | req/s | vs bare | p50 ms | p99 ms | bytes/req | errors | budget | verdict |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
