@@ -11,18 +11,33 @@ import { api, createWorkflow, injectFault, testServer, trigger, triggerMany, uni
 type Clock = ReturnType<typeof sinon.useFakeTimers>;
 
 /**
- * A fetch that passes through to the server and records `METHOD /path` of every call once answered
- * (so a test that waits for a count knows the store has seen the answer and scheduled its next poll).
+ * A fetch that passes through to the server and records `METHOD /path` of every call once the
+ * store has read the answer's body: the store continues in the same microtasks (it schedules its
+ * next poll there), so a test that waits for a count knows that is done before it moves the clock.
+ * (Recorded when the response itself came, a count could be seen a moment before the store had
+ * scheduled its next poll, and a clock moved a whole interval then passed by nothing: a flaky test.)
+ * A call that fails is recorded when it does. (These tests poll: every answer's body is read.)
  */
 function countingFetch() {
   const calls: string[] = [];
   const counting: typeof fetch = async (input, init) => {
     const call = `${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`;
+    let response: Response;
     try {
-      return await fetch(input, init);
-    } finally {
+      response = await fetch(input, init);
+    } catch (e) {
       calls.push(call);
+      throw e;
     }
+    const text = response.text.bind(response);
+    response.text = async () => {
+      try {
+        return await text();
+      } finally {
+        calls.push(call);
+      }
+    };
+    return response;
   };
   return { calls, fetch: counting, count: (part: string) => calls.filter((c) => c.includes(part)).length };
 }
