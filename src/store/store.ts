@@ -148,6 +148,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #stream?: AbortController;
   #live?: boolean;
   #noStream?: boolean; // 404, 405, 501: a server without the stream; poll
+  #untilCount?: boolean; // the stream waits for the first count (see #listen)
   #lastId?: string; // the stream's last event id, known to every tab (a new leader resumes from it)
   #retry = 1000;
   #drops = 0;
@@ -306,6 +307,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    */
   async #listen() {
     if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#leads) return;
+    // The service answers 404 for a subscriber it does not know yet (its first message makes it), as
+    // a server without the stream does: the stream is asked for once a count has answered, so its
+    // 404 means "no stream", and a new subscriber goes live with its first message.
+    if (!this.counted) return void (this.#untilCount = true);
     const ctrl = (this.#stream = new AbortController());
     try {
       const res = await this.#call<Response>('GET', 'notifications/stream', {
@@ -419,7 +424,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         return this.#fail(err, 'poll', { status: 'error' });
       }
       if (!err.status) this.#set({ status: 'offline' });
-      this.#schedule(backoff(this.#interval, ++this.#failures, err.retryAfter));
+      // (404: no such subscriber yet, not a failure: asked again at the usual pace.)
+      this.#schedule(err.status == 404 ? undefined : backoff(this.#interval, ++this.#failures, err.retryAfter));
     }
   }
 
@@ -451,6 +457,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
     this.#stale ||= this.counted;
     this.counted = true;
+    if (this.#untilCount) (this.#untilCount = false), void this.#listen();
     this.#set({ unseenCount: count });
     if (!quiet && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }

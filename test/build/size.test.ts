@@ -16,9 +16,11 @@ console.log(
 // list), the work merged since and a second pass (which found two more trims and nothing else to win
 // without dropping a feature: README, "Size") leave them at 22,985 B and 15,901 B, still over (by
 // 457 B and 541 B); a tab switch in the popover starting at its top again (a fix) took the ES build
-// to 15,910 B. Until that is decided, a budget that is exceeded is reported as a TODO, and those
-// figures are a ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_985, es: 15_910 };
+// to 15,910 B. A new subscriber's inbox going live with its first message (the stream waits for a
+// count: the service's 404 for an unknown subscriber is no longer taken for "no stream"; a fix) took
+// them to 23,007 B and 15,932 B. Until that is decided, a budget that is exceeded is reported as a
+// TODO, and those figures are a ceiling that fails the run if either build grows at all.
+const CEILING = { scriptTag: 23_007, es: 15_932 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],

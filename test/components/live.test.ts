@@ -189,6 +189,28 @@ describe('live: the stream', () => {
     expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'asked once').to.equal(1);
   });
 
+  it('a subscriber the service does not know yet goes live with its first message', async () => {
+    // The service answers 404 for an unknown subscriber, to the count and the stream alike: a new
+    // user's inbox polls at its usual pace (no backoff) until the first message makes the
+    // subscriber, and then holds the stream.
+    const sub = `newcomer-${Math.random().toString(36).slice(2)}`;
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="1000"
+      .fetch=${(u: RequestInfo | URL, i?: RequestInit) => (requests.push(String(u)), fetch(u, i))}></notif-bell>`);
+    const bell = new BellHarness(el);
+    const counts = () => requests.filter((u) => u.includes('/notifications/unseen')).length;
+    await waitFor(() => counts() >= 3, 'counts at the usual pace while the subscriber is unknown', LIVE_WAIT);
+    expect(requests.filter((u) => u.includes('/notifications/stream')), 'no stream asked for before a count answered').to.have.length(0);
+    await trigger(workflowId, sub);
+    await waitFor(() => bell.badge === '1', 'badge 1 by polling', LIVE_WAIT);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream opened', LIVE_WAIT);
+    const polled = counts();
+    await trigger(workflowId, sub);
+    await waitFor(() => bell.badge === '2', 'badge 2 by the stream', LIVE_WAIT);
+    expect(counts(), 'no poll once live').to.equal(polled);
+  });
+
   it('every tab hidden: the stream closes after 60 s; shown again, one count request and it reopens', async () => {
     const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
     const show = (state: 'visible' | 'hidden') => {
