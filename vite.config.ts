@@ -25,6 +25,8 @@ const ENTRIES = {
   'notif-message': 'src/components/notif-message/notif-message.ts',
   'notif-preferences': 'src/components/notif-preferences/notif-preferences.ts',
   client: 'src/client.ts',
+  // German, for registerTranslation: a file of its own (no import), so the script-tag file can use it too.
+  'i18n/de': 'src/i18n/de.ts',
 };
 
 export default defineConfig(({ mode }) => {

@@ -55,9 +55,17 @@ test('every export of package.json resolves to a file that exists, types include
   }
   for (const field of ['main', 'module', 'types', 'customElements']) assert.ok(existsSync(join(installed, pkg[field])), `${field} exists`);
   // Node's resolution from the consumer, as a bundler starts it.
-  const script = `for (const s of ['notif-inbox', 'notif-inbox/notif-bell', 'notif-inbox/client', 'notif-inbox/notif-inbox.min.js', 'notif-inbox/custom-elements.json']) console.log(import.meta.resolve(s));`;
+  const script = `for (const s of ['notif-inbox', 'notif-inbox/notif-bell', 'notif-inbox/client', 'notif-inbox/i18n/de', 'notif-inbox/notif-inbox.min.js', 'notif-inbox/custom-elements.json']) console.log(import.meta.resolve(s));`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, encoding: 'utf8' });
   for (const line of out.trim().split('\n')) assert.ok(line.includes('/node_modules/notif-inbox/'), line);
+});
+
+test('German loads from the package as README shows it, and from beside the script-tag file', () => {
+  const script = `import de from 'notif-inbox/i18n/de';
+const beside = await import(new URL('./i18n/de.js', import.meta.resolve('notif-inbox/notif-inbox.min.js')));
+console.log(de.$code, de.markAllRead.length > 0, beside.default === de);`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, encoding: 'utf8' });
+  assert.equal(out.trim(), 'de true true');
 });
 
 test('the client entry works in Node with no DOM and no Lit (it is plain fetch)', () => {
@@ -107,7 +115,10 @@ test('the declarations type-check in a consumer: tag map, events, React JSX and 
 import type {} from 'notif-inbox/vue';
 import { getInboxStore, type NotifBell } from 'notif-inbox';
 import { NotifClient } from 'notif-inbox/client';
+import { registerTranslation } from 'notif-inbox';
+import de from 'notif-inbox/i18n/de';
 import type { GlobalComponents } from 'vue';
+registerTranslation(de);
 const bell: NotifBell = document.createElement('notif-bell');
 bell.addEventListener('notif-message-click', (e) => e.detail.url?.startsWith('/'));
 getInboxStore({ baseUrl: '/', subscriberId: 'a' }).subscribe((s) => s.unseenCount);

@@ -261,8 +261,11 @@ describe('feels finished', () => {
     const [en, deFeed] = [...wrap.querySelectorAll<NotifFeed>('notif-feed')].map((el) => new FeedHarness(el));
     await deFeed!.loaded(1);
     const height = (f: FeedHarness) => part(f.el, 'header').getBoundingClientRect().height;
-    expect(deFeed!.markAllButton.title).to.equal('Alle als gelesen markieren');
+    expect(deFeed!.markAllButton.title).to.equal('Alle gelesen');
     expect(height(deFeed!)).to.equal(height(en!));
+    // Whole, not cut short with an ellipsis.
+    const label = deFeed!.markAllButton.querySelector('span')!;
+    expect(label.scrollWidth, 'the label fits').to.be.at.most(label.clientWidth);
   });
 
   it('enters briefly with --notif-duration, and not at all under reduced motion', async () => {

@@ -44,7 +44,7 @@ describe('localization', () => {
     registerTranslation(de);
     const byAttribute = await feedIn({ locale: 'de' });
     expect(byAttribute.tabs.map((t) => t.textContent!.trim())).to.deep.equal(['Alle', 'Ungelesen']);
-    expect(byAttribute.markAllButton.textContent!.trim()).to.equal('Alle als gelesen markieren');
+    expect(byAttribute.markAllButton.textContent!.trim()).to.equal('Alle gelesen');
     expect(byAttribute.empty!.textContent).to.contain('Noch keine Benachrichtigungen');
 
     const byLang = await feedIn({ lang: 'de-AT' });
