@@ -16,6 +16,8 @@ const USAGE = `notif-inbox service
       DATABASE_URL=postgres://... for PostgreSQL). A new database gets demo data unless --no-seed.
   npm run server -- keys create --org ORG --env ENV [--db PATH]
       print a new API key for environment ENV of organization ORG (both made as needed)
+  npm run server -- seed [--db PATH]
+      make the demo data (what serve gives a new database) in a new database, and print its key
 
   --rate-limit N/WINDOW (or NOTIF_RATE_LIMIT), e.g. 100/60s: at most N requests per window per API key
       (--rate-limit-scope environment, or NOTIF_RATE_LIMIT_SCOPE: per environment); off when not given.
@@ -41,6 +43,15 @@ const USAGE = `notif-inbox service
       link-local and metadata addresses, which are refused by default. For development only.
 
 Environment: NOTIF_API_KEYS="key1=org/env,key2=org/env2" registers keys at start.`;
+
+/** Makes the demo data in a new database and prints its development key; true once done. */
+async function seedFresh(db: Db): Promise<true> {
+  const { key } = await seedDemo(db);
+  // Kept so `npm start` can hand the playground (localhost only) its development key on later runs.
+  await db.kysely.insertInto('settings').values({ name: 'demo_api_key', value: key }).execute();
+  console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
+  return true;
+}
 
 async function main(argv: string[]) {
   const { values, positionals } = parseArgs({
@@ -77,6 +88,16 @@ async function main(argv: string[]) {
     console.log(key);
     return;
   }
+  if (command === 'seed') {
+    const db = await openDatabase({ location });
+    try {
+      const seeded = await db.exclusive(async () => (await isFresh(db)) && seedFresh(db));
+      if (!seeded) throw new UsageError('the database already holds data; seed makes the demo data in a new one only');
+    } finally {
+      await db.close();
+    }
+    return;
+  }
   if (command !== 'serve') throw new UsageError(`unknown command '${command}'`);
 
   const port = values.port === undefined ? 3030 : Number(values.port);
@@ -91,12 +112,7 @@ async function main(argv: string[]) {
   await db.exclusive(async () => {
     const fresh = await isFresh(db);
     await registerEnvKeys(db);
-    if (!values['no-seed'] && fresh) {
-      const { key } = await seedDemo(db);
-      // Kept so `npm start` can hand the playground (localhost only) its development key on later runs.
-      await db.kysely.insertInto('settings').values({ name: 'demo_api_key', value: key }).execute();
-      console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
-    }
+    if (!values['no-seed'] && fresh) await seedFresh(db);
   });
 
   const metricsToken = values['metrics-token'] || process.env.NOTIF_METRICS_TOKEN || undefined;

@@ -53,6 +53,7 @@ it('the tarball holds the compiled service and its declarations, no sources, no 
   const pkg = join(folder, 'node_modules/notif-inbox-server');
   assert.ok(existsSync(join(pkg, 'dist/main.js')));
   assert.ok(existsSync(join(pkg, 'dist/proxy.d.ts')));
+  assert.match(readFileSync(join(pkg, 'README.md'), 'utf8'), /notif-inbox-server seed/, 'its README');
   assert.match(readFileSync(join(pkg, 'dist/main.js'), 'utf8'), /^#!\/usr\/bin\/env node/);
   const files = execFileSync('find', ['.', '-type', 'f'], { cwd: pkg, encoding: 'utf8' }).split('\n').filter(Boolean);
   assert.deepEqual(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')), [], 'no TypeScript sources');

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +71,37 @@ describe('demo seed', () => {
     assert.ok(ada.length >= 20, `${ada.length}`);
     assert.ok((await unseenCount(server, 'ada', {}, key)) > 0);
     assert.ok(ada.some((m) => !m.read) && ada.some((m) => m.read));
+  });
+
+  it('`seed` makes the demo data in a new database, prints its key, and refuses a database that holds data', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notif-seed-cli-'));
+    const cli = (args: string[]) => {
+      try {
+        return { code: 0, out: execFileSync(process.execPath, ['--import', 'tsx', 'server/src/main.ts', ...args], { encoding: 'utf8', stdio: 'pipe' }) };
+      } catch (e) {
+        const err = e as { status: number; stdout: string; stderr: string };
+        return { code: err.status, out: err.stdout + err.stderr };
+      }
+    };
+    try {
+      const location = join(dir, 'seeded.db');
+      const first = cli(['seed', '--db', location]);
+      assert.equal(first.code, 0, first.out);
+      const key = /development API key[^:]*: (\S+)/.exec(first.out)?.[1];
+      assert.ok(key, first.out);
+      const db = await openDatabase({ location });
+      try {
+        const count = await db.kysely.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        assert.equal(Number(count.n), 50);
+      } finally {
+        await db.close();
+      }
+      const again = cli(['seed', '--db', location]);
+      assert.notEqual(again.code, 0);
+      assert.match(again.out, /already holds data/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('seeds the demo data', async () => {
