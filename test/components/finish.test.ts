@@ -88,6 +88,30 @@ describe('feels finished', () => {
     expect(kept.isOpen).to.equal(true);
   });
 
+  it('closes the popover after a CTA button that leads somewhere (the app routing it), and not after one that does not', async () => {
+    const leads = await createWorkflow({
+      inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'View', redirect: { url: '/orders/7' } }, secondaryAction: { label: 'Later' } } as never,
+    });
+    const sub = await uniqueSubscriber();
+    await trigger(leads, sub);
+    const bell = await bellFor(sub);
+    // The app routes itself (an SPA): the element does not follow the URL.
+    const routed: (string | null)[] = [];
+    bell.el.addEventListener('notif-action', (e) => (e.preventDefault(), routed.push(e.detail.url)));
+    let feed = await bell.open();
+    await feed.loaded(1);
+    await feed.messages[0]!.pressButton('Later');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(bell.isOpen, 'a button with nowhere to go leaves it open').to.equal(true);
+    await bell.el.hide();
+    await trigger(leads, sub);
+    feed = await bell.open();
+    await feed.loaded(2);
+    await feed.messages[0]!.pressButton('View');
+    await waitFor(() => !bell.isOpen, 'closed after a CTA that leads somewhere');
+    expect(routed).to.deep.equal([null, '/orders/7']);
+  });
+
   it("shows the message's avatar, else the actor's initials or a neutral icon, in the theme's colours", async () => {
     const base = { _id: 'a1', createdAt: new Date().toISOString(), read: false, seen: false, content: 'x' };
     const el = await fixture<NotifMessage>(html`<notif-message style="--notif-color-border: rgb(1, 2, 3)" .message=${{ ...base, subject: 'Alan invited you to Bombe' } as Message}></notif-message>`);

@@ -108,6 +108,10 @@ describe('<notif-preferences>', () => {
     const { baseUrl, apiKey } = await testServer();
     const el = await fixture<NotifPreferences>(html`<notif-preferences base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-preferences>`);
     const retry = await waitFor(() => el.shadowRoot!.querySelector<HTMLButtonElement>('[part~="retry-button"]'), 'the retry button');
+    // People read the translated hint, not the server's own words (those are in the console and the event).
+    const text = el.shadowRoot!.querySelector('[part~="error"]')!.textContent!;
+    expect(text).to.contain('Check your connection and try again.');
+    expect(text).not.to.contain('injected');
     await expect(el).to.be.accessible();
     retry.click();
     await loaded(el);

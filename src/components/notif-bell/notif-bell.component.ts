@@ -52,7 +52,8 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @cssprop --notif-color-badge - Badge background.
  * @cssprop --notif-color-on-badge - Badge text.
  *
- * Arrow keys in the popover reach the messages; a click on a message closes it (unless `keep-open`).
+ * Arrow keys in the popover reach the messages; a click on a message, or on a CTA button with a URL,
+ * closes it (unless `keep-open`).
  *
  * @fires notif-seen-change - Opening marked every message seen.
  * @fires notif-unseen-count-change - The unseen count changed.
@@ -82,7 +83,10 @@ export class NotifBell extends InboxElement {
     super();
     this.open = this.noAutoSeen = this.keepOpen = false;
     // After the app's listeners have run (it may route and move focus): focus returns to the bell only if it is still inside.
-    this.addEventListener('notif-message-click', () => this.keepOpen || queueMicrotask(() => void this.hide()));
+    // A message opened, or a CTA button that leads somewhere (followed, or routed by the app), closes it.
+    const close = () => this.keepOpen || queueMicrotask(() => void this.hide());
+    this.addEventListener('notif-message-click', close);
+    this.addEventListener('notif-action', (e) => e.detail.url && close());
   }
 
   override disconnectedCallback() {

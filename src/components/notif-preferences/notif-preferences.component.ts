@@ -61,12 +61,18 @@ export class NotifPreferences extends InboxElement {
   async #load(prefs = this.#prefs!) {
     await prefs.load();
     const error = prefs.state.error;
-    if (error) emit(this, 'notif-error', { error, action: 'preferences' });
+    if (error) this.#fail(error);
   }
 
   #set(change: PreferenceChange) {
-    this.#prefs!.set(change).catch((error) => emit(this, 'notif-error', { error, action: 'preferences' }));
+    this.#prefs!.set(change).catch(this.#fail);
   }
+
+  /** What went wrong, for developers (the console and the event); people see a translated text. */
+  #fail = (error: Error) => {
+    console.warn('notif-inbox: preferences', error);
+    emit(this, 'notif-error', { error, action: 'preferences' });
+  };
 
   override render() {
     // The shared translation, with this element's English strings where it has none of its own.
@@ -85,7 +91,7 @@ export class NotifPreferences extends InboxElement {
       <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${t.preferences}</h2></slot></header>
       <div class="body" aria-busy=${!workflows && !error}>${
         error || !this.configured
-          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error?.message || t.notConfigured}</p>${
+          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error ? t.errorHint : t.notConfigured}</p>${
               error ? html`<button part="retry-button" class="retry" @click=${() => this.#load()}>${t.retry}</button>` : nothing
             }</div>`
           : !workflows
