@@ -499,6 +499,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     // stream): only the last asks the server.
     await 0;
     if (ctrl !== this.#feedCtrl) return this.#first;
+    // Asked while a mutation is in flight, the page may predate it: it is asked again once they end
+    // (see #busy; that later request supersedes this one, whenever this one is answered).
+    if (this.#busy) this.#dirtyFeed = true;
     let res: FeedResponse;
     try {
       res = await this.#page(0, ctrl.signal);
@@ -605,6 +608,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const countDelta = count - unseenCount;
     this.#share({ upsert, remove, all, count });
 
+    // (A first page in flight may be read before this reaches the server: asked again after it.)
+    if (this.#first) this.#dirtyFeed = true;
     this.#busy++;
     const idempotencyKey = newIdempotencyKey();
     try {

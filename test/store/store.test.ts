@@ -135,6 +135,36 @@ describe('InboxStore', () => {
     expect(net.count('/feed')).to.equal(feedsBefore + 1);
   });
 
+  it('a first page the server read before a mutation, answered after it, does not undo the mutation', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 2);
+    // The feed's answers can be held back: the server has read the page, the store gets it later.
+    let held: Promise<unknown> | undefined;
+    const slow: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (held && String(input).includes('/notifications/feed')) await held;
+      return res;
+    };
+    const store = track(new InboxStore({ ...c, fetch: slow }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded && store.state.messages.length === 2, 'first page');
+    const id = store.state.messages[0]!._id;
+    let release!: () => void;
+    held = new Promise<void>((r) => (release = r));
+    const refreshed = store.refresh();
+    // Read by the server (unread), then the message is marked read; then the old page arrives.
+    await new Promise((r) => setTimeout(r, 300));
+    await store.markRead(id);
+    expect(store.state.messages.find((m) => m._id === id)!.read).to.equal(true);
+    held = undefined;
+    release();
+    await refreshed;
+    await until(() => !store.state.loadingMore && store.state.status === 'idle', 'settled');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(store.state.messages.find((m) => m._id === id)!.read, 'still read').to.equal(true);
+  });
+
   it('makes no request while the page is hidden, and refreshes at once when visible again', async () => {
     const c = await config();
     const clk = fakeClock();
