@@ -254,7 +254,7 @@ describe('default palette contrast', () => {
     expect(getComputedStyle(feed).getPropertyValue('--_text').trim()).to.equal('#1b1f24');
   });
 
-  it('respects prefers-reduced-motion: no animations (the elements have no transitions)', async () => {
+  it('respects prefers-reduced-motion: the skeleton does not pulse (transitions: finish.test.ts)', async () => {
     await emulateMedia({ reducedMotion: 'reduce' });
     try {
       const { baseUrl, apiKey } = await testServer();
