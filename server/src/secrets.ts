@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync } from 'node:crypto';
 import type { Db } from './db/index.ts';
 
 // Secrets at rest (integration credentials, configurations.inboundWebhookSigningKey): AES-256-GCM
@@ -18,7 +18,36 @@ const SETTING_KEY = 'encryption_key';
 const SETTING_SALT = 'encryption_salt';
 
 export class Secrets {
-  constructor(private readonly key: Buffer) {}
+  /** The stream ids' own key (derived: one key, one use). */
+  readonly #ids: Buffer;
+
+  constructor(private readonly key: Buffer) {
+    this.#ids = createHmac('sha256', key).update('notif:stream-ids').digest();
+  }
+
+  /**
+   * A stream event's id: the commit number `seq` of `scope`'s stream (a subscriber), as one AES
+   * block with the scope's hash beside the number. Numbers are shared by every environment of the
+   * database: in clear, the gap between two of a subscriber's ids would tell how many messages
+   * everyone else was sent meanwhile. 22 characters, base64url.
+   */
+  sealEventId(seq: number, scope: string): string {
+    const block = Buffer.alloc(16);
+    block.writeBigUInt64BE(BigInt(seq));
+    createHash('sha256').update(scope).digest().copy(block, 8, 0, 8);
+    const cipher = createCipheriv('aes-256-ecb', this.#ids, null).setAutoPadding(false);
+    return Buffer.concat([cipher.update(block), cipher.final()]).toString('base64url');
+  }
+
+  /** The number sealed in a stream event's id of `scope`; undefined for anything else (another scope's id, a number, garbage). */
+  openEventId(id: string, scope: string): number | undefined {
+    if (!/^[\w-]{22}$/.test(id)) return undefined;
+    const decipher = createDecipheriv('aes-256-ecb', this.#ids, null).setAutoPadding(false);
+    const block = Buffer.concat([decipher.update(Buffer.from(id, 'base64url')), decipher.final()]);
+    if (!createHash('sha256').update(scope).digest().subarray(0, 8).equals(block.subarray(8))) return undefined;
+    const seq = block.readBigUInt64BE();
+    return seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
+  }
 
   /** Seals `plaintext`; `context` (for example `integration:<id>:credentials`) must be given again to open it. */
   seal(plaintext: string, context: string): string {

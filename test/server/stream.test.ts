@@ -49,13 +49,13 @@ describe('notification stream', () => {
       assert.match(s.headers.get('content-type') ?? '', /^text\/event-stream/);
       const first = await s.next((e) => e.event === 'unseen', 'the first count');
       assert.equal(first.data.count, 1);
-      assert.match(first.id ?? '', /^[1-9]\d*$/, 'the commit number of the newest message');
+      assert.match(first.id ?? '', /^[\w-]{22}$/, 'the commit number of the newest message, sealed for the subscriber');
       assert.match(s.text, /^retry: \d+\n\n/);
 
       await triggerEvent(server, { name: 'live', to: 'st-a', payload: { title: 'new one' } });
       const m = await s.next((e) => e.event === 'message', 'a message event');
       assert.equal(m.data.subject, 'new one');
-      assert.ok(Number(m.id) > Number(first.id), `the new message's number ${m.id} follows ${first.id}`);
+      assert.notEqual(m.id, first.id, 'the new message has an id of its own');
       await s.next((e) => e.event === 'unseen' && e.data.count === 2, 'count 2');
 
       let at = s.events.length;
@@ -104,6 +104,37 @@ describe('notification stream', () => {
       assert.deepEqual(lost.events.map((e) => e.event), ['refetch', 'unseen']);
     } finally {
       lost.close();
+    }
+  });
+
+  it("ids are sealed for their subscriber: one of another subscriber's, or a plain number, asks for a refetch", async () => {
+    // (Commit numbers are shared by every environment: in clear, a subscriber could read how many
+    // messages everyone else was sent between two of its own.)
+    for (const s of ['st-own-a', 'st-own-b']) {
+      await ensureSubscriber(server, s);
+      await triggerEvent(server, { name: 'live', to: s, payload: { title: s } });
+    }
+    const a = await openStream(server, 'st-own-a');
+    let idOfA: string;
+    try {
+      idOfA = (await a.next((e) => e.event === 'unseen', 'the count of a')).id!;
+    } finally {
+      a.close();
+    }
+    const b0 = await openStream(server, 'st-own-b');
+    try {
+      assert.notEqual((await b0.next((e) => e.event === 'unseen', 'the count of b')).id, idOfA);
+    } finally {
+      b0.close();
+    }
+    for (const lastEventId of [idOfA, '1', String(Number.MAX_SAFE_INTEGER)]) {
+      const b = await openStream(server, 'st-own-b', { lastEventId });
+      try {
+        await b.next((e) => e.event === 'unseen', `the count after ${lastEventId}`);
+        assert.deepEqual(b.events.map((e) => e.event), ['refetch', 'unseen'], lastEventId);
+      } finally {
+        b.close();
+      }
     }
   });
 

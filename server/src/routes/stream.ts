@@ -7,6 +7,7 @@ import { loadEmbeds } from './messages.ts';
 import type { MessageRow } from '../views.ts';
 import { errorBody } from '../errors.ts';
 import { send, sseJson, StreamSlots } from '../stream-limits.ts';
+import { secretsFor } from '../secrets.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 //   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
@@ -14,10 +15,11 @@ import { send, sseJson, StreamSlots } from '../stream-limits.ts';
 //                                         `feedIdentifier` (its step's feed, when it has one)
 //   event: refetch                        a reconnect missed more than the stream replays
 // Every event's `id:` is the commit number (`messages.seq`, engine/sequence.ts) of the newest
-// message the stream has told of (or the newest there is, at connect). Numbers follow commit
-// order, in every process, so a reconnect with `Last-Event-ID` gets exactly the messages
-// committed since (up to REPLAY of them, oldest first), or `refetch` when there were more or the
-// id is not one of ours. A change heard reads every message after the last one told, so a message
+// message the stream has told of (or the newest there is, at connect), sealed for its subscriber
+// (Secrets.sealEventId: the numbers are shared by every environment, and their gaps would tell how
+// busy the others are). Numbers follow commit order, in every process, so a reconnect with
+// `Last-Event-ID` gets exactly the messages committed since (up to REPLAY of them, oldest first),
+// or `refetch` when there were more or the id is not one of this subscriber's. A change heard reads every message after the last one told, so a message
 // is never told twice, nor skipped when its change comes late.
 // Written by hand: it is a few lines, and @fastify/sse is not a dependency.
 
@@ -85,6 +87,8 @@ export function streamRoutes(app: App, ctx: AppContext) {
   // No HEAD: it would hold a stream that sends nothing.
   app.get('/v1/subscribers/:subscriberId/notifications/stream', { schema: { params: SubscriberIdParam }, exposeHeadRoute: false }, async (request, reply) => {
     const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
+    const secrets = await secretsFor(db);
+    const id = () => secrets.sealEventId(lastSeq, subscriber.id);
     const res = reply.raw;
     let ended = false;
     let chain = Promise.resolve();
@@ -112,13 +116,13 @@ export function streamRoutes(app: App, ctx: AppContext) {
       if (!ended && out && !send(res, out)) end();
       out = '';
     };
-    const tell = (event: string, data: unknown) => write(`id: ${lastSeq}\nevent: ${event}\ndata: ${sseJson(data)}\n\n`);
+    const tell = (event: string, data: unknown) => write(`id: ${id()}\nevent: ${event}\ndata: ${sseJson(data)}\n\n`);
     /** Tells the messages committed since the last one told (or asks for a refetch when they are too many). */
     const catchUp = async () => {
       const rows = await after([subscriber.id, lastSeq]);
       if (rows.length > REPLAY) {
         lastSeq = await newest(subscriber.id);
-        return write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
+        return write(`id: ${id()}\nevent: refetch\ndata: \n\n`);
       }
       if (rows.length === 0) return;
       for (const [i, view] of (await views(rows)).entries()) {
@@ -161,14 +165,15 @@ export function streamRoutes(app: App, ctx: AppContext) {
     if (res.destroyed) end();
 
     const from = request.headers['last-event-id'];
+    const told = typeof from === 'string' ? secrets.openEventId(from, subscriber.id) : undefined;
     queue(async () => {
-      if (typeof from === 'string' && /^\d{1,15}$/.test(from)) {
-        lastSeq = Number(from);
+      if (told !== undefined) {
+        lastSeq = told;
         await catchUp();
       } else {
         // A first connect, or an id of another kind: from the newest message on.
         lastSeq = await newest(subscriber.id);
-        if (from) write(`id: ${lastSeq}\nevent: refetch\ndata: \n\n`);
+        if (from) write(`id: ${id()}\nevent: refetch\ndata: \n\n`);
       }
       await count();
     });
