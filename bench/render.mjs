@@ -9,10 +9,16 @@
 //    <notif-feed page-size=100> whose `.fetch` wraps the real fetch. For the feed request it reads the
 //    body itself (the moment it has the whole body is "the response has arrived") and hands the
 //    client a Response of that text, so JSON parsing, the store and Lit all count. Measured to:
-//    the first rows in the DOM (the list is windowed: the rows in and near the view), every element's
-//    updateComplete (the budget's figure), the
-//    next requestAnimationFrame, and a task posted from it (after that frame's style, layout, paint).
-//    BENCH_LOADS fresh page loads; median and worst.
+//    the first rows in the DOM; the updateComplete of the feed and of every row of the first frame
+//    after they came (the budget's figure); that frame's requestAnimationFrame; and a task posted
+//    from it (after that frame's style, layout and paint). BENCH_LOADS fresh page loads; median and worst.
+//    The list is windowed: its first layout renders the rows in view; once the browser measured
+//    them (a ResizeObserver, in that first frame), the rows around the view (the overscan) come in
+//    the frame after. The budget counts what the first painted frame shows: the rows present at its
+//    animation frame callback, whose updates are awaited. (Before, the bench counted every row that
+//    came until the task posted from that frame, and whether the overscan's rows counted depended on
+//    which of that task and the next frame ran first: half the loads did, half did not. That figure
+//    is still printed, as a row that is not a budget.)
 // B. "10,000 loaded messages: <= 60 <notif-message>, <= 6,000 nodes, heap <= 30 MB, no long task over
 //    50 ms while scrolling, frame interval p95 <= 20 ms":
 //    the same page scrolled to its end until BENCH_MESSAGES messages are in (infinite scroll pages them
@@ -84,30 +90,41 @@ const expected = Number(q.get('expect'));
 const feed = document.createElement('notif-feed');
 
 /**
- * From the first feed response: the rows the windowed list shows are in the DOM and updated (every
- * element's updateComplete, the last one that any mutation brought), the next frame, after it.
+ * From the first feed response: the rows of the first frame that shows them (the windowed list adds
+ * the rows around the view a frame later, once it measured these), each updated (its
+ * updateComplete, and the feed's), that frame, and after it. Also, not a budget: every row that
+ * came until then, as the bench measured before (which rows that counts depends on task order).
  */
 function watchFirstRender(response) {
   const root = feed.shadowRoot;
-  const messages = () => root.querySelectorAll('notif-message');
-  let updated = 0;
+  const messages = () => [...root.querySelectorAll('notif-message')];
+  const now = () => performance.now();
+  /** When each row's first update completed, from when it was first seen. */
+  const done = new Map();
+  let feedDone;
+  let updatedAll = 0;
   let inDom = 0;
   const mo = new MutationObserver(() => {
-    const all = [...messages()];
+    const all = messages();
     if (!all.length) return;
+    for (const m of all) if (!done.has(m)) done.set(m, m.updateComplete.then(now));
     if (!inDom) {
-      inDom = performance.now();
+      inDom = now();
+      feedDone = feed.updateComplete.then(now);
       requestAnimationFrame((frameTime) => {
-        const frame = performance.now();
+        const frame = now();
+        const shown = messages();
+        const updated = Promise.all([feedDone, ...shown.map((m) => done.get(m) ?? m.updateComplete.then(now))]).then((ts) => Math.max(...ts));
         const ch = new MessageChannel();
-        ch.port1.onmessage = () => {
+        ch.port1.onmessage = async () => {
+          const painted = now();
           mo.disconnect();
-          bench.render = { response, inDom, updated, frame, frameTime, painted: performance.now(), messages: messages().length };
+          bench.render = { response, inDom, updated: await updated, updatedAll, frame, frameTime, painted, messages: shown.length, messagesAll: messages().length };
         };
         ch.port2.postMessage(0);
       });
     }
-    Promise.all([feed.updateComplete, ...all.map((m) => m.updateComplete)]).then(() => (updated = Math.max(updated, performance.now())));
+    Promise.all([feed.updateComplete, ...all.map((m) => m.updateComplete)]).then(() => (updatedAll = Math.max(updatedAll, now())));
   });
   mo.observe(root, { childList: true, subtree: true });
 }
@@ -236,12 +253,14 @@ async function firstRender(context, pageUrl, expected) {
       bytes: r.response.bytes,
       inDom: r.inDom - r.response.body,
       updated: r.updated - r.response.body,
+      updatedAll: r.updatedAll - r.response.body,
       frame: r.frame - r.response.body,
       painted: r.painted - r.response.body,
       longTasks: r.longTasks.map((t) => t.duration),
       pageLongTasks: r.allLongTasks.map((t) => t.duration),
       dom: r.dom,
       messages: r.messages,
+      messagesAll: r.messagesAll,
       heap: m.JSHeapUsedSize,
     };
   } finally {
@@ -377,7 +396,7 @@ async function main() {
       const r = await firstRender(context, pageUrl, expected);
       loads.push(r);
       log(
-        `  load ${i + 1}: response body in ${ms(r.wait + r.bodyRead)} (${int(r.bytes)} B); after it: in DOM ${ms(r.inDom)}, updated ${ms(r.updated)}, frame ${ms(r.frame)}, painted ${ms(r.painted)}; long tasks during: ${r.longTasks.length ? r.longTasks.map(ms).join(', ') : 'none'}`,
+        `  load ${i + 1}: response body in ${ms(r.wait + r.bodyRead)} (${int(r.bytes)} B); after it: in DOM ${ms(r.inDom)}, updated ${ms(r.updated)} (${r.messages} rows; every row until the paint: ${ms(r.updatedAll)}, ${r.messagesAll} rows), frame ${ms(r.frame)}, painted ${ms(r.painted)}; long tasks during: ${r.longTasks.length ? r.longTasks.map(ms).join(', ') : 'none'}`,
       );
     }
 
@@ -387,6 +406,7 @@ async function main() {
 
     const stat = (key) => ({ median: median(loads.map((l) => l[key])), worst: Math.max(...loads.map((l) => l[key])) });
     const updated = stat('updated');
+    const updatedAll = stat('updatedAll');
     const painted = stat('painted');
     const a100 = loads[0];
     const aLong = loads.flatMap((l) => l.longTasks);
@@ -402,9 +422,10 @@ async function main() {
     const verdict = (ok) => (ok ? 'ok' : 'OVER');
     const heapMB = b.heap / 1048576;
     const rows = [
-      ['A. first render of 100 messages after the response: all updateComplete (median / worst)', `${ms(updated.median)} / ${ms(updated.worst)}`, `median <= ${BUDGET.firstRender} ms`, verdict(updated.median <= BUDGET.firstRender)],
+      ['A. first render of 100 messages after the response: its first frame\'s rows, updateComplete (median / worst)', `${ms(updated.median)} / ${ms(updated.worst)}`, `median <= ${BUDGET.firstRender} ms`, verdict(updated.median <= BUDGET.firstRender)],
       ['   ... to the next frame, after its layout and paint (median / worst)', `${ms(painted.median)} / ${ms(painted.worst)}`, `median <= ${BUDGET.painted} ms`, verdict(painted.median <= BUDGET.painted)],
-      ['   rows rendered of the 100 (the windowed list)', int(a100.messages), '-', ''],
+      ['   rows in that frame of the 100 (the windowed list)', int(a100.messages), '-', ''],
+      ['   (not a budget) every row in the DOM until the paint, as measured before: updateComplete (median / worst; rows)', `${ms(updatedAll.median)} / ${ms(updatedAll.worst)}; ${[...new Set(loads.map((l) => l.messagesAll))].sort((x, y) => x - y).join(' or ')}`, '-', ''],
       ['   long tasks between the response and that paint (all loads)', aLong.length ? `${aLong.length}, worst ${ms(Math.max(...aLong))}` : 'none', '-', ''],
       [`B. ${int(loadedCount)} messages loaded: <notif-message> elements in the DOM`, int(b.counts.messages), `<= ${BUDGET.messages}`, verdict(b.counts.messages <= BUDGET.messages)],
       ['   DOM nodes, shadow roots walked (at 100 messages)', `${int(b.counts.dom.nodes)} (${int(a100.dom.nodes)})`, `<= ${int(BUDGET.nodes)}`, verdict(b.counts.dom.nodes <= BUDGET.nodes)],
