@@ -84,8 +84,11 @@ export class InboxElement extends NotifElement {
 
   /** The store in use: `store`, or the page's store for the attributes. */
   protected inbox?: InboxStoreApi | null;
-  /** Not inside another notif-* element's shadow root: configures, announces and fires store events (set on connection). */
-  #outer?: boolean;
+  /**
+   * The outermost inbox element (set on connection): this one, or the notif-* element whose shadow
+   * root holds it. Only the outermost configures, announces and fires store events.
+   */
+  protected outer?: InboxElement;
   #unsubscribe?: () => void;
   /** The unseen count last rendered; unset (NaN) until the server has answered it, and after a change of store. */
   #heard?: number;
@@ -99,7 +102,8 @@ export class InboxElement extends NotifElement {
   override connectedCallback() {
     super.connectedCallback();
     // A document has no host.
-    this.#outer = !(this.getRootNode() as ShadowRoot).host?.localName.startsWith('notif-');
+    const host = (this.getRootNode() as ShadowRoot).host as InboxElement | undefined;
+    this.outer = host?.localName.startsWith('notif-') ? host : this;
     this.#sync();
   }
 
@@ -112,7 +116,7 @@ export class InboxElement extends NotifElement {
     if (this.isConnected) this.#sync();
     // Counts new messages (rises of the unseen count) for the live region.
     const store = this.inbox;
-    if (!store?.counted || !this.#outer) return;
+    if (!store?.counted || this.outer != this) return;
     if (!announcers.get(store)?.isConnected) announcers.set(store, this);
     if (announcers.get(store) != this) return;
     const count = store.state.unseenCount;
@@ -135,7 +139,7 @@ export class InboxElement extends NotifElement {
 
   /** The polite live region, in the outermost element only. */
   protected liveRegion() {
-    return this.#outer ? html`<div id="live" class="sr-only" role="status">${this.#said}</div>` : nothing;
+    return this.outer == this ? html`<div id="live" class="sr-only" role="status">${this.#said}</div>` : nothing;
   }
 
   /** The configuration from this element's attributes, or null when base-url or subscriber-id is missing. */
@@ -169,7 +173,7 @@ export class InboxElement extends NotifElement {
 
   /** Truthy when this element has a store to show, or will get one. */
   protected get configured(): unknown {
-    return this.inbox || !this.#outer;
+    return this.inbox || this.outer != this;
   }
 
   /** Called with `true` as the element takes a store and with `false` as it lets it go. */
@@ -204,7 +208,7 @@ export class InboxElement extends NotifElement {
   }
 
   #onState = ({ unseenCount: count }: InboxState) => {
-    if (count != this.#count && this.#outer) emit(this, 'notif-unseen-count-change', { count });
+    if (count != this.#count && this.outer == this) emit(this, 'notif-unseen-count-change', { count });
     this.#count = count;
     // Never inside the element's own update: a store change there would be lost.
     queueMicrotask(() => this.requestUpdate());
@@ -215,7 +219,7 @@ export class InboxElement extends NotifElement {
    * People see a translated error message; developers get the detail in the console and the event.
    */
   #onStoreEvent = ({ type, detail }: Event & { detail?: InboxErrorDetail }) => {
-    if (this.#outer) {
+    if (this.outer == this) {
       if (type == 'error') console.warn('notif-inbox:', detail!.action, detail!.error);
       emit(this, `notif-${type as 'error'}`, detail!);
     }

@@ -16,6 +16,9 @@ const OVERSCAN = 400;
 /** At most this many rows, whatever the view's size (the pinned one besides). */
 const MAX_ROWS = 50;
 
+/** A row element, with the key of the item it shows (a property: no attribute written for each row shown). */
+type Row = HTMLElement & { key?: string };
+
 export class ListWindow<T> {
   /** The rendered rows by key, in order. */
   rendered = new Map<string, HTMLElement>();
@@ -34,7 +37,7 @@ export class ListWindow<T> {
   #observer = new ResizeObserver((entries) => {
     let changed = false;
     for (const e of entries) {
-      const key = (e.target as HTMLElement).dataset.key;
+      const key = (e.target as Row).key;
       const h = e.borderBoxSize[0]!.blockSize;
       // (The list, watched while it was not shown: shown now. Not watched beyond that: the padding
       // written here resizes it, which would be a loop.)
@@ -83,8 +86,9 @@ export class ListWindow<T> {
    */
   async #pass(measured?: boolean): Promise<unknown> {
     const list = this.#list;
-    // Not shown (a closed popover): nothing to lay out; the observer says when it is. No list: nothing shown, the end.
-    if (!list?.isConnected || !list.getClientRects().length) {
+    // Not shown (a closed popover, or out of the document: no box, no rects): nothing to lay out; the
+    // observer says when it is. No list: nothing shown, the end.
+    if (!list?.getClientRects().length) {
       if ((this.atEnd = !list)) this.laid();
       else this.#observer.observe(list);
       return;
@@ -114,7 +118,7 @@ export class ListWindow<T> {
     const keys = items.map(this.key);
     const offsets = [0];
     keys.forEach((key, i) => offsets.push(offsets[i]! + (this.#heights.get(key) ?? estimate)));
-    const a = anchor ? keys.indexOf(anchor) : -1;
+    const a = keys.indexOf(anchor!);
     const dy = a < 0 ? 0 : listTop + offsets[a]! - at;
     const y = top - listTop + dy;
     let start = 0;
@@ -166,7 +170,7 @@ export class ListWindow<T> {
       if (row) this.row(items[i]!, i, items.length, row);
       else {
         fresh.push((row = this.row(items[i]!, i, items.length, free.shift() ?? this.#spare.pop())));
-        row.dataset.key = key;
+        (row as Row).key = key;
         this.#observer.observe(row);
       }
       const g = k ? offsets[i]! - offsets[indexes[k - 1]! + 1]! : 0;

@@ -1,8 +1,8 @@
-import { html, nothing, type PropertyDeclarations } from 'lit';
+import { html, nothing, render, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { formatDate, formatNumber, localeOf, translationFor } from '../../i18n/localize.ts';
+import { formatNumber, localeOf, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -130,9 +130,9 @@ export class NotifFeed extends InboxElement {
     (m, i, n, li) => {
       if (!li) {
         li = document.createElement('li');
-        li.setAttribute('part', 'item');
+        li.part = 'item';
         const row = li.appendChild(document.createElement('notif-message'));
-        row.setAttribute('part', 'message');
+        row.part = 'message';
         row.setAttribute('exportparts', MESSAGE_PARTS);
       }
       const state = this.state!;
@@ -140,12 +140,13 @@ export class NotifFeed extends InboxElement {
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
       const hooks = this.#hooks();
       const custom = hooks[0] == 'Message' && !this.#declined.has(m);
-      const row = Object.assign(li.firstChild as NotifMessage, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
+      const row = Object.assign(li.firstChild as NotifMessage & { slots?: string }, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       // The row's slots for the custom pieces, each forwarding the host of that piece (see #render);
-      // a row element shows another message as the list scrolls.
+      // a row element shows another message as the list scrolls. (What they are for is kept on the
+      // element, not in an attribute: no attribute to write for every row shown.)
       const slots = this.#pieces(custom).map((h) => h.toLowerCase());
-      if (row.dataset.slots != slots + m._id) {
-        row.dataset.slots = slots + m._id;
+      if (row.slots != slots + m._id) {
+        row.slots = slots + m._id;
         row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
       }
       return li;
@@ -162,8 +163,6 @@ export class NotifFeed extends InboxElement {
   /** The first message rendered, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
-  /** The element whose hooks apply and whose light DOM holds the hosts: the bell around this feed, or itself. */
-  #outer: InboxElement = this;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
   #declined = new WeakSet<Message>();
   /** The light-DOM hosts of custom rendering, by slot name. */
@@ -192,9 +191,12 @@ export class NotifFeed extends InboxElement {
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
     if (attached) store.feedOpened();
     else store.feedClosed();
-    // The first Intl formatter of a page takes tens of ms to build, and the rows' full date (the costliest
-    // kind after it) some ms: built while the page is in flight, not in the first render.
-    formatDate(new Date(), localeOf(this));
+    // While the first page is in flight, not in its first render: a row rendered once, out of the
+    // DOM and thrown away, which prepares the rows' templates (Lit does so on a template's first
+    // use), compiles their code and builds the formatters of their dates (the page's first Intl
+    // formatter alone takes tens of ms, the full date's some ms after it).
+    const li = this.#window.row({ createdAt: 0 } as unknown as Message, 0, 0);
+    render((li.firstChild as NotifMessage).render(), li);
   }
 
 
@@ -219,8 +221,6 @@ export class NotifFeed extends InboxElement {
   // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
   override connectedCallback() {
     super.connectedCallback();
-    const host = (this.getRootNode() as ShadowRoot).host as InboxElement | undefined;
-    this.#outer = host?.localName.startsWith('notif-') ? host : this;
     addEventListener('scroll', this.#layout, true);
     addEventListener('resize', this.#layout);
   }
@@ -234,7 +234,7 @@ export class NotifFeed extends InboxElement {
 
   /** The hooks in use: `Message` alone, or the finer ones that are set. */
   #hooks(): Hook[] {
-    const set = HOOKS.filter((h) => hook(this.#outer, h));
+    const set = HOOKS.filter((h) => hook(this.outer!, h));
     return set[0] == 'Message' ? ['Message'] : set;
   }
 
@@ -251,7 +251,7 @@ export class NotifFeed extends InboxElement {
    */
   #render(gone?: boolean) {
     this.#hooksRendered = `${this.#hooks()}`;
-    if (renderHosts) this.#hosts = renderHosts(this, this.#outer, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
+    if (renderHosts) this.#hosts = renderHosts(this, this.outer!, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
     // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
     else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks().length)
       void import('./custom-hosts.ts').then(() => this.#render());
