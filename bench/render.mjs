@@ -424,7 +424,7 @@ async function main() {
     const rows = [
       ['A. first render of 100 messages after the response: its first frame\'s rows, updateComplete (median / worst)', `${ms(updated.median)} / ${ms(updated.worst)}`, `median <= ${BUDGET.firstRender} ms`, verdict(updated.median <= BUDGET.firstRender)],
       ['   ... to the next frame, after its layout and paint (median / worst)', `${ms(painted.median)} / ${ms(painted.worst)}`, `median <= ${BUDGET.painted} ms`, verdict(painted.median <= BUDGET.painted)],
-      ['   rows in that frame of the 100 (the windowed list)', int(a100.messages), '-', ''],
+      ['   rows in that frame of the 100 (the windowed list)', [...new Set(loads.map((l) => l.messages))].sort((x, y) => x - y).join(' or '), '-', ''],
       ['   (not a budget) every row in the DOM until the paint, as measured before: updateComplete (median / worst; rows)', `${ms(updatedAll.median)} / ${ms(updatedAll.worst)}; ${[...new Set(loads.map((l) => l.messagesAll))].sort((x, y) => x - y).join(' or ')}`, '-', ''],
       ['   long tasks between the response and that paint (all loads)', aLong.length ? `${aLong.length}, worst ${ms(Math.max(...aLong))}` : 'none', '-', ''],
       [`B. ${int(loadedCount)} messages loaded: <notif-message> elements in the DOM`, int(b.counts.messages), `<= ${BUDGET.messages}`, verdict(b.counts.messages <= BUDGET.messages)],
