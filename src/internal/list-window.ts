@@ -130,7 +130,8 @@ export class ListWindow<T> {
     range(0);
     // The first layout, or a jump (the row at the view's top is not rendered: a fast scroll, the scrollbar dragged):
     // the rows in view only; once they are measured (the observer), those around them in the next frame.
-    if (measured || end <= start || this.rendered.has(keys[start]!)) range(OVERSCAN);
+    // (Rendered but not yet measured, as when the list changes again before the first frame: the same.)
+    if (measured || end <= start || (this.rendered.has(keys[start]!) && this.#heights.has(keys[start]!))) range(OVERSCAN);
     const pin = keys.indexOf(this.#pinned!);
     let indexes: number[] = [];
     if (pin >= 0 && pin < start) indexes.push(pin);
