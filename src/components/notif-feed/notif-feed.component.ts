@@ -138,7 +138,7 @@ export class NotifFeed extends InboxElement {
       const state = this.state!;
       li.ariaPosInSet = `${i + 1}`;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
-      const hooks = this.#hooks();
+      const hooks = this.#hooks;
       const custom = hooks[0] == 'Message' && !this.#declined.has(m);
       const row = Object.assign(li.firstChild as NotifMessage & { slots?: string }, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       // The row's slots for the custom pieces, each forwarding the host of that piece (see #render);
@@ -169,6 +169,11 @@ export class NotifFeed extends InboxElement {
   #hosts = new Map<string, Host>();
   /** The hooks in use when the hosts were last rendered. */
   #hooksRendered = '';
+  /**
+   * The hooks in use: `Message` alone, or the finer ones that are set; looked up once an update
+   * (setting one updates the element that has it, and the bell updates its feed), not for every row.
+   */
+  #hooks: Hook[] = [];
 
   constructor() {
     super();
@@ -215,7 +220,7 @@ export class NotifFeed extends InboxElement {
     void this.#window.layout(this.renderRoot.querySelector('ul'), messages, this.#activeId);
     // When the app changed the hooks, also this update at once (the layout puts the rows it keeps up
     // to date before its first await): the hosts no hook needs now are gone once the update completes.
-    if (`${this.#hooks()}` != this.#hooksRendered) this.#render();
+    if (`${this.#hooks}` != this.#hooksRendered) this.#render();
   }
 
   // The page's scrolling and resizing move the view over the list (the panel's scrolls are heard by it).
@@ -232,15 +237,9 @@ export class NotifFeed extends InboxElement {
     this.#render(true);
   }
 
-  /** The hooks in use: `Message` alone, or the finer ones that are set. */
-  #hooks(): Hook[] {
-    const set = HOOKS.filter((h) => hook(this.outer!, h));
-    return set[0] == 'Message' ? ['Message'] : set;
-  }
-
   /** The custom pieces of a row: those of the hooks in use, but none for a row renderMessage declined (`custom` false). */
   #pieces(custom: boolean): Hook[] {
-    const hooks = this.#hooks();
+    const hooks = this.#hooks;
     return custom || hooks[0] != 'Message' ? hooks : [];
   }
 
@@ -250,16 +249,18 @@ export class NotifFeed extends InboxElement {
    * rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
-    this.#hooksRendered = `${this.#hooks()}`;
+    this.#hooksRendered = `${this.#hooks}`;
     if (renderHosts) this.#hosts = renderHosts(this, this.outer!, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
     // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
-    else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks().length)
+    else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks.length)
       void import('./custom-hosts.ts').then(() => this.#render());
   }
 
   /** New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for the button. */
   protected override willUpdate() {
     super.willUpdate();
+    const set = HOOKS.filter((h) => hook(this.outer!, h));
+    this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.state?.messages ?? [];
     const i = messages.findIndex((m) => m._id == this.#top);
     this.#new = this.#window.scrolled ? this.#new + Math.max(0, i) : 0;
