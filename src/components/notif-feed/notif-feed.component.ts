@@ -138,8 +138,7 @@ export class NotifFeed extends InboxElement {
       const state = this.state!;
       li.ariaPosInSet = `${i + 1}`;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
-      const hooks = this.#hooks;
-      const custom = hooks[0] == 'Message' && !this.#declined.has(m);
+      const custom = this.#hooks[0] == 'Message' && !this.#declined.has(m);
       const row = Object.assign(li.firstChild as NotifMessage & { slots?: string }, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       // The row's slots for the custom pieces, each forwarding the host of that piece (see #render);
       // a row element shows another message as the list scrolls. (What they are for is kept on the
@@ -239,8 +238,7 @@ export class NotifFeed extends InboxElement {
 
   /** The custom pieces of a row: those of the hooks in use, but none for a row renderMessage declined (`custom` false). */
   #pieces(custom: boolean): Hook[] {
-    const hooks = this.#hooks;
-    return custom || hooks[0] != 'Message' ? hooks : [];
+    return custom || this.#hooks[0] != 'Message' ? this.#hooks : [];
   }
 
   /**
