@@ -222,16 +222,13 @@ export function feedRoutes(app: App, ctx: AppContext) {
   // 13. The unseen (or, with seen=true, seen) count, capped at `limit`. Every open inbox asks for
   // it: on SQLite one row of kept counts; on PostgreSQL one indexed count capped by a bounded
   // subquery. Their SQL is written once (no query builder per request).
-  const unseenSql = `select count(*) as "count" from (select 1 from "messages" where "subscriber_id" = ${db.dialect === 'postgres' ? '$1' : '?'} and "channel" = 'in_app' and "seen" = ${db.dialect === 'postgres' ? '$2' : '?'} limit ${db.dialect === 'postgres' ? '$3' : '?'}) as "capped"`;
+  const unseenSql = `select count(*) as "count" from (select 1 from "messages" where "subscriber_id" = ? and "channel" = 'in_app' and "seen" = ? limit ?) as "capped"`;
 
   app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
     const subscriberId = await internalId(request.tenant, request.params.subscriberId);
     const kept = await counts(subscriberId);
     if (kept) return { count: Math.min(request.query.seen ? kept.total - kept.unseen : kept.unseen, request.query.limit) };
-    const { rows } = await k.executeQuery<{ count: number | string }>(
-      CompiledQuery.raw(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit]),
-    );
-    const row = rows[0]!;
-    return { count: Number(row.count) };
+    const [row] = await run<{ count: number | string }>(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit]);
+    return { count: Number(row!.count) };
   });
 }
