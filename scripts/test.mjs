@@ -52,11 +52,11 @@ for (const suite of suites) {
   const c = counts(output);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   // The failing tests' names, repeated at the end where a log's tail shows them (node:test's
-  // "not ok" lines of tests, not of their files; web-test-runner's ❌ lines).
+  // "not ok" lines, not the TODOs'; web-test-runner's ❌ lines).
   const failing = output
     .replace(/\x1b\[[0-9;]*m/g, '')
     .split('\n')
-    .filter((l) => /^\s+not ok \d+ - /.test(l) || /❌/.test(l))
+    .filter((l) => (/^\s*not ok \d+ - /.test(l) && !/# (TODO|SKIP)/.test(l)) || /❌/.test(l))
     .map((l) => l.trim());
   rows.push({ name: suite.name, code, seconds, ...c, failing });
   // A failed test fails the run even when its runner exits 0 (web-test-runner did once, with 3 failed).

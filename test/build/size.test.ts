@@ -21,10 +21,11 @@ console.log(
 // them to 23,007 B and 15,932 B; the popover closing after a CTA button that leads somewhere and
 // the preferences' errors translated, with the detail in the console (issue 14's items 1 and 8,
 // found unfinished by an audit) to 23,046 B and 15,955 B; a first page read before a mutation and
-// answered after it no longer undoing it (a fix) to 23,058 B and 15,967 B. Until that is decided, a
-// budget that is exceeded is reported as a TODO, and those figures are a ceiling that fails the run
-// if either build grows at all.
-const CEILING = { scriptTag: 23_058, es: 15_967 };
+// answered after it no longer undoing it (a fix) to 23,058 B and 15,967 B; the first render's warm-up
+// row skipped when another version registered <notif-message> first (a fix) to 23,057 B and
+// 15,973 B. Until that is decided, a budget that is exceeded is reported as a TODO, and those
+// figures are a ceiling that fails the run if either build grows at all.
+const CEILING = { scriptTag: 23_057, es: 15_973 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],

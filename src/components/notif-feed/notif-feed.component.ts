@@ -198,9 +198,12 @@ export class NotifFeed extends InboxElement {
     // While the first page is in flight, not in its first render: a row rendered once, out of the
     // DOM and thrown away, which prepares the rows' templates (Lit does so on a template's first
     // use), compiles their code and builds the formatters of their dates (the page's first Intl
-    // formatter alone takes tens of ms, the full date's some ms after it).
+    // formatter alone takes tens of ms, the full date's some ms after it). (Another version that
+    // registered <notif-message> first may not render this way: then there is nothing to prepare.)
     const li = this.#window.row({ createdAt: 0 } as unknown as Message, 0, 0);
-    render((li.firstChild as NotifMessage).render(), li);
+    try {
+      render((li.firstChild as NotifMessage).render(), li);
+    } catch {}
   }
 
 
