@@ -44,13 +44,12 @@ const USAGE = `notif-inbox service
 
 Environment: NOTIF_API_KEYS="key1=org/env,key2=org/env2" registers keys at start.`;
 
-/** Makes the demo data in a new database and prints its development key; true once done. */
-async function seedFresh(db: Db): Promise<true> {
+/** Makes the demo data in a new database and prints its development key. */
+async function seedFresh(db: Db): Promise<void> {
   const { key } = await seedDemo(db);
   // Kept so `npm start` can hand the playground (localhost only) its development key on later runs.
   await db.kysely.insertInto('settings').values({ name: 'demo_api_key', value: key }).execute();
   console.log(`seeded demo data; development API key (organization demo, environment development): ${key}`);
-  return true;
 }
 
 async function main(argv: string[]) {
@@ -91,8 +90,8 @@ async function main(argv: string[]) {
   if (command === 'seed') {
     const db = await openDatabase({ location });
     try {
-      const seeded = await db.exclusive(async () => (await isFresh(db)) && seedFresh(db));
-      if (!seeded) throw new UsageError('the database already holds data; seed makes the demo data in a new one only');
+      const fresh = await db.exclusive(async () => (await isFresh(db)) && (await seedFresh(db), true));
+      if (!fresh) throw new UsageError('the database already holds data; seed makes the demo data in a new one only');
     } finally {
       await db.close();
     }

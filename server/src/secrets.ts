@@ -26,27 +26,32 @@ export class Secrets {
   }
 
   /**
-   * A stream event's id: the commit number `seq` of `scope`'s stream (a subscriber), as one AES
-   * block with the scope's hash beside the number. Numbers are shared by every environment of the
-   * database: in clear, the gap between two of a subscriber's ids would tell how many messages
-   * everyone else was sent meanwhile. 22 characters, base64url.
+   * The ids of `scope`'s stream events (a subscriber's): each a commit number `seq` as one AES
+   * block with the scope's hash beside it, 22 characters, base64url. Numbers are shared by every
+   * environment of the database: in clear, the gap between two of a subscriber's ids would tell how
+   * many messages everyone else was sent meanwhile. `open` gives back the number of an id of this
+   * scope, and undefined for anything else (another scope's id, a number, garbage).
    */
-  sealEventId(seq: number, scope: string): string {
-    const block = Buffer.alloc(16);
-    block.writeBigUInt64BE(BigInt(seq));
-    createHash('sha256').update(scope).digest().copy(block, 8, 0, 8);
-    const cipher = createCipheriv('aes-256-ecb', this.#ids, null).setAutoPadding(false);
-    return Buffer.concat([cipher.update(block), cipher.final()]).toString('base64url');
-  }
-
-  /** The number sealed in a stream event's id of `scope`; undefined for anything else (another scope's id, a number, garbage). */
-  openEventId(id: string, scope: string): number | undefined {
-    if (!/^[\w-]{22}$/.test(id)) return undefined;
-    const decipher = createDecipheriv('aes-256-ecb', this.#ids, null).setAutoPadding(false);
-    const block = Buffer.concat([decipher.update(Buffer.from(id, 'base64url')), decipher.final()]);
-    if (!createHash('sha256').update(scope).digest().subarray(0, 8).equals(block.subarray(8))) return undefined;
-    const seq = block.readBigUInt64BE();
-    return seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
+  eventIds(scope: string): { seal(seq: number): string; open(id: string): number | undefined } {
+    const tag = createHash('sha256').update(scope).digest().subarray(0, 8);
+    const aes = (block: Buffer, decrypt?: boolean) => {
+      const c = (decrypt ? createDecipheriv : createCipheriv)('aes-256-ecb', this.#ids, null).setAutoPadding(false);
+      return Buffer.concat([c.update(block), c.final()]);
+    };
+    return {
+      seal: (seq) => {
+        const block = Buffer.alloc(16);
+        block.writeBigUInt64BE(BigInt(seq));
+        tag.copy(block, 8);
+        return aes(block).toString('base64url');
+      },
+      open: (id) => {
+        if (!/^[\w-]{22}$/.test(id)) return undefined;
+        const block = aes(Buffer.from(id, 'base64url'), true);
+        const seq = block.readBigUInt64BE();
+        return tag.equals(block.subarray(8)) && seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
+      },
+    };
   }
 
   /** Seals `plaintext`; `context` (for example `integration:<id>:credentials`) must be given again to open it. */

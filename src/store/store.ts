@@ -148,7 +148,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #stream?: AbortController;
   #live?: boolean;
   #noStream?: boolean; // 404, 405, 501: a server without the stream; poll
-  #untilCount?: boolean; // the stream waits for the first count (see #listen)
   #lastId?: string; // the stream's last event id, known to every tab (a new leader resumes from it)
   #retry = 1000;
   #drops = 0;
@@ -309,8 +308,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#leads) return;
     // The service answers 404 for a subscriber it does not know yet (its first message makes it), as
     // a server without the stream does: the stream is asked for once a count has answered, so its
-    // 404 means "no stream", and a new subscriber goes live with its first message.
-    if (!this.counted) return void (this.#untilCount = true);
+    // 404 means "no stream", and a new subscriber goes live with its first message (#countChanged
+    // listens when the first count comes).
+    if (!this.counted) return;
     const ctrl = (this.#stream = new AbortController());
     try {
       const res = await this.#call<Response>('GET', 'notifications/stream', {
@@ -456,8 +456,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (count === this.state.unseenCount && this.counted) return;
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
     this.#stale ||= this.counted;
-    this.counted = true;
-    if (this.#untilCount) (this.#untilCount = false), void this.#listen();
+    if (!this.counted) (this.counted = true), void this.#listen();
     this.#set({ unseenCount: count });
     if (!quiet && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }

@@ -23,9 +23,10 @@ console.log(
 // found unfinished by an audit) to 23,046 B and 15,955 B; a first page read before a mutation and
 // answered after it no longer undoing it (a fix) to 23,058 B and 15,967 B; the first render's warm-up
 // row skipped when another version registered <notif-message> first (a fix) to 23,057 B and
-// 15,973 B. Until that is decided, a budget that is exceeded is reported as a TODO, and those
-// figures are a ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 23_057, es: 15_973 };
+// 15,973 B; a review that derives the store's wait for its first count instead of keeping a flag,
+// to 23,045 B and 15,970 B. Until that is decided, a budget that is exceeded is reported as a TODO,
+// and those figures are a ceiling that fails the run if either build grows at all.
+const CEILING = { scriptTag: 23_045, es: 15_970 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],

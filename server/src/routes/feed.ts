@@ -169,8 +169,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const subscriber = embedSubscriber ? await findSubscriber(db, request.tenant, request.params.subscriberId) : undefined;
     const subscriberId = subscriber?.id ?? (await internalId(request.tenant, request.params.subscriberId));
 
-    // The query's text is written by hand (a query builder per request showed in profiles) and
-    // prepared once per shape; only a payload filter's part comes from the builder.
+    // The query's text is written by hand (a query builder per request showed in profiles; SQLite
+    // prepares each shape once); only a payload filter's part comes from the builder.
     const conditions = ['"subscriber_id" = ?', `"channel" = 'in_app'`];
     const params: unknown[] = [subscriberId];
     if (q.read !== undefined) conditions.push('"read" = ?'), params.push(q.read ? 1 : 0);
@@ -189,10 +189,10 @@ export function feedRoutes(app: App, ctx: AppContext) {
     // A short page ends the list, so it tells the total by itself; else the kept counts tell it
     // when they can (SQLite, no other filter than one of read and seen); otherwise count.
     let totalCount: number;
-    const kept = !filter && !feeds && (q.read === undefined || q.seen === undefined) ? await counts(subscriberId) : undefined;
+    let kept: InboxCounts | undefined;
     if (rows.length < q.limit && (rows.length > 0 || offset === 0)) {
       totalCount = offset + rows.length;
-    } else if (kept) {
+    } else if (!filter && !feeds && (q.read === undefined || q.seen === undefined) && (kept = await counts(subscriberId))) {
       const flag = q.read ?? q.seen;
       const off = q.read !== undefined ? kept.unread : kept.unseen;
       totalCount = flag === undefined ? kept.total : flag ? kept.total - off : off;

@@ -16,7 +16,7 @@ import { secretsFor } from '../secrets.ts';
 //   event: refetch                        a reconnect missed more than the stream replays
 // Every event's `id:` is the commit number (`messages.seq`, engine/sequence.ts) of the newest
 // message the stream has told of (or the newest there is, at connect), sealed for its subscriber
-// (Secrets.sealEventId: the numbers are shared by every environment, and their gaps would tell how
+// (Secrets.eventIds: the numbers are shared by every environment, and their gaps would tell how
 // busy the others are). Numbers follow commit order, in every process, so a reconnect with
 // `Last-Event-ID` gets exactly the messages committed since (up to REPLAY of them, oldest first),
 // or `refetch` when there were more or the id is not one of this subscriber's. A change heard reads every message after the last one told, so a message
@@ -87,8 +87,8 @@ export function streamRoutes(app: App, ctx: AppContext) {
   // No HEAD: it would hold a stream that sends nothing.
   app.get('/v1/subscribers/:subscriberId/notifications/stream', { schema: { params: SubscriberIdParam }, exposeHeadRoute: false }, async (request, reply) => {
     const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
-    const secrets = await secretsFor(db);
-    const id = () => secrets.sealEventId(lastSeq, subscriber.id);
+    const ids = (await secretsFor(db)).eventIds(subscriber.id);
+    const id = () => ids.seal(lastSeq);
     const res = reply.raw;
     let ended = false;
     let chain = Promise.resolve();
@@ -165,7 +165,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
     if (res.destroyed) end();
 
     const from = request.headers['last-event-id'];
-    const told = typeof from === 'string' ? secrets.openEventId(from, subscriber.id) : undefined;
+    const told = typeof from === 'string' ? ids.open(from) : undefined;
     queue(async () => {
       if (told !== undefined) {
         lastSeq = told;
