@@ -34,8 +34,6 @@ export class ListWindow<T> {
   #pinned?: string;
   #sheet = new CSSStyleSheet();
   #next?: Promise<unknown>;
-  /** What the view's top row moved by in passes that did not scroll (each under half a pixel), not yet made up for. */
-  #drift = 0;
   #observer = new ResizeObserver((entries) => {
     let changed = false;
     for (const e of entries) {
@@ -146,11 +144,9 @@ export class ListWindow<T> {
       indexes = now;
     }
     const fresh = this.#reconcile(list, items, offsets, indexes, keys);
-    // Moves under half a pixel are not scrolled by, but they add up (a few passes moved the row being read by 2.5 px): scrolled by once they reach it.
-    if ((this.#drift += dy) ** 2 > 0.25) {
-      if (scroller) scroller.scrollTop += this.#drift;
-      else scrollBy(0, this.#drift);
-      this.#drift = 0;
+    if (dy * dy > 0.25) {
+      if (scroller) scroller.scrollTop += dy;
+      else scrollBy(0, dy);
     }
     // (Not from the observer, but in the next frame: what custom rendering and loading more change would resize rows before this frame is painted, a loop.)
     this.atEnd = end >= n;
