@@ -239,14 +239,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return document.visibilityState === 'hidden';
   }
 
-  /** This tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a 401/403. */
-  get #leads() {
-    return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel);
-  }
-
-  /** Polls while it leads and the stream is not open. */
+  /**
+   * Polls while this tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a
+   * 401/403, and the stream is not open.
+   */
   get #polls() {
-    return this.#leads && !this.#live;
+    return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel) && !this.#live;
   }
 
   /**
@@ -305,7 +303,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    * with backoff; a server without the stream is polled as before, and never asked again.
    */
   async #listen() {
-    if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#leads) return;
+    if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#polls) return;
     // The service answers 404 for a subscriber it does not know yet (its first message makes it), as
     // a server without the stream does: the stream is asked for once a count has answered, so its
     // 404 means "no stream", and a new subscriber goes live with its first message (#countChanged
