@@ -291,10 +291,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#lockAbort?.abort();
     this.#lockAbort = undefined;
     this.#leader = false;
-    // Closes the stream (on purpose: no reconnect).
-    const stream = this.#stream;
+    // Closes the stream (on purpose: no reconnect; its reader hears of it after this).
+    this.#stream?.abort();
     this.#stream = this.#live = this.#later = void clearTimeout(this.#later);
-    stream?.abort();
   }
 
   /**
