@@ -24,8 +24,8 @@ interface Sync {
   count: number;
 }
 
-/** An event of the stream: its type (`unseen`, `message`, `refetch`), data and id. */
-type Live = [type: string, data: any, id?: string];
+/** An event of the stream, its fields as read: `event` (`unseen`, `message`, `refetch`), `data` (JSON) and `id`. */
+type Live = Record<string, string>;
 
 /** What tabs tell each other (over BroadcastChannel). */
 type Note =
@@ -335,14 +335,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
           if (+f.retry! >= 500) this.#retry = +f.retry!;
           if (f.event) {
-            let note: Live;
-            try {
-              note = [f.event, f.data && JSON.parse(f.data), f.id];
-            } catch {
-              note = ['refetch', 0, f.id]; // unreadable: fetch afresh, and past its id
-            }
-            notes.push(note);
-            this.#onLive(note);
+            notes.push(f);
+            this.#onLive(f);
             this.#drops = 0;
           }
           f = {};
@@ -362,9 +356,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     }
   }
 
-  /** An event of the stream, in every tab. */
-  #onLive([type, data, id]: Live) {
+  /** An event of the stream, in every tab (each parses its data). */
+  #onLive({ event: type, data: text, id }: Live) {
     if (id) this.#lastId = id;
+    let data: any;
+    try {
+      data = text && JSON.parse(text);
+    } catch {
+      type = 'refetch'; // unreadable: fetch afresh, and past its id
+    }
     if (type == 'unseen') this.#countChanged(data.count);
     else {
       // A refetch, or a new message: the first page is stale even when the count says nothing (a
