@@ -350,9 +350,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       const { status, retryAfter } = e as NotifApiError;
       if (status == 404 || status == 405 || status == 501) return void (this.#noStream = true);
       if (this.#hidden) return this.#resign();
+      // (Refused, 401 or 403: the poll halts the store too, and the reconnect finds it halted.)
       void this.#poll();
-      if (status != 401 && status != 403)
-        this.#later = setTimeout(() => this.#listen(), backoff(this.#retry, this.#drops++, retryAfter));
+      this.#later = setTimeout(() => this.#listen(), backoff(this.#retry, this.#drops++, retryAfter));
     }
   }
 
