@@ -341,7 +341,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           }
           f = {};
         }
-        if (notes[0]) this.#post(notes);
+        this.#post(notes);
       }
       throw 0; // the service ended it
     } catch (e) {
