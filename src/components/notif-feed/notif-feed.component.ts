@@ -311,7 +311,8 @@ export class NotifFeed extends InboxElement {
 
   override render() {
     const state = this.state;
-    const t = translationFor(localeOf(this));
+    const locale = localeOf(this);
+    const t = translationFor(locale);
     const tab = state?.tab ?? 'all';
     // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
     const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
@@ -339,7 +340,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, locale))}</button>`
             : nothing
         }${this.#renderBody(state, t)}${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
