@@ -144,10 +144,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #dirtyCount?: boolean;
   #dirtyFeed?: boolean;
   #lastWake?: number;
-  // The stream (leader only). #live: it is open, and polling rests.
+  // The stream (leader only; kept when the server has none, so it is not asked again). #live: it is
+  // open, and polling rests.
   #stream?: AbortController;
   #live?: boolean;
-  #noStream?: boolean; // 404, 405, 501: a server without the stream; poll
   #lastId?: string; // the stream's last event id, known to every tab (a new leader resumes from it)
   #retry = 1000;
   #drops = 0;
@@ -302,7 +302,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    * with backoff; a server without the stream is polled as before, and never asked again.
    */
   async #listen() {
-    if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#polls) return;
+    if (this.#stream || this.config.live == 'poll' || !this.#polls) return;
     // The service answers 404 for a subscriber it does not know yet (its first message makes it), as
     // a server without the stream does: the stream is asked for once a count has answered, so its
     // 404 means "no stream", and a new subscriber goes live with its first message (#countChanged
@@ -346,9 +346,11 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       throw 0; // the service ended it
     } catch (e) {
       if (ctrl != this.#stream) return; // closed on purpose
-      this.#stream = this.#live = undefined;
       const { status, retryAfter } = e as NotifApiError;
-      if (status == 404 || status == 405 || status == 501) return void (this.#noStream = true);
+      // 404, 405, 501: a server without the stream, polled from now on (the stream stays set, so
+      // this tab does not ask again while it leads).
+      if (status == 404 || status == 405 || status == 501) return;
+      this.#stream = this.#live = undefined;
       if (this.#hidden) return this.#resign();
       // (Refused, 401 or 403: the poll halts the store too, and the reconnect finds it halted.)
       void this.#poll();
