@@ -315,15 +315,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         raw: true,
         headers: this.#lastId ? { 'last-event-id': this.#lastId } : undefined,
       });
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       let f: Record<string, string> = {};
       this.#live = true;
       clearTimeout(this.#timer);
-      for (let r; !(r = await reader.read()).done; ) {
+      await res.body!.pipeThrough(new TextDecoderStream()).pipeTo(new WritableStream({ write: (text) => {
         // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
         // regex's `m` flag has it); a blank line ends an event.
-        const lines = (buffer += r.value).split(/\r\n?|\n/);
+        const lines = (buffer += text).split(/\r\n?|\n/);
         buffer = lines.pop()!;
         const notes: Live[] = [];
         for (const line of lines) {
@@ -342,7 +341,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           f = {};
         }
         this.#post(notes);
-      }
+      } }));
       throw 0; // the service ended it
     } catch (e) {
       if (ctrl != this.#stream) return; // closed on purpose
