@@ -299,7 +299,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /**
    * The leader holds the service's stream (read with fetch, so headers and an app's fetch apply)
    * and relays each event to the other tabs. Closed, it polls (one count at once) and reconnects
-   * with backoff; a server without the stream is polled as before, and never asked again.
+   * with backoff; a server without the stream is polled as before, and not asked again while this
+   * tab leads.
    */
   async #listen() {
     if (this.#stream || this.config.live == 'poll' || !this.#polls) return;
@@ -319,9 +320,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       let f: Record<string, string> = {};
       this.#live = true;
       clearTimeout(this.#timer);
-      await res.body!.pipeThrough(new TextDecoderStream()).pipeTo(new WritableStream({ write: (text) => {
-        // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
-        // regex's `m` flag has it); a blank line ends an event.
+      // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
+      // regex's `m` flag has it); a blank line ends an event.
+      const read = (text: string) => {
         const lines = (buffer += text).split(/\r\n?|\n/);
         buffer = lines.pop()!;
         const notes: Live[] = [];
@@ -341,7 +342,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           f = {};
         }
         this.#post(notes);
-      } }));
+      };
+      await res.body!.pipeThrough(new TextDecoderStream()).pipeTo(new WritableStream({ write: read }));
       throw 0; // the service ended it
     } catch (e) {
       if (ctrl != this.#stream) return; // closed on purpose
