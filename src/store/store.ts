@@ -270,7 +270,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
             if (!this.#refs || this.#hidden) return void (this.#lockAbort = undefined);
             this.#leader = true;
             void this.#poll();
-            void this.#listen();
             return new Promise((release) => (signal.onabort = release));
           })
           .catch(() => {});
@@ -282,7 +281,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       this.#lastWake = now;
       this.#idle('offline');
       if (this.#polls) void this.#poll();
-      void this.#listen();
       if (this.#openFeeds) void this.#fetchFirst();
     }
   };
@@ -298,17 +296,15 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /**
    * The leader holds the service's stream (read with fetch, so headers and an app's fetch apply)
-   * and relays each event to the other tabs. Closed, it polls (one count at once) and reconnects
-   * with backoff; a server without the stream is polled as before, and not asked again while this
-   * tab leads.
+   * and relays each event to the other tabs. It asks for it after each count it fetched (the
+   * service answers 404 for a subscriber it does not know yet, as a server without the stream
+   * does: after a count, a 404 means "no stream", and a new subscriber goes live with its first
+   * message). Closed, it polls (one count at once) and reconnects with backoff (#later: no count
+   * reconnects it sooner); a server without the stream is polled as before, and not asked again
+   * while this tab leads.
    */
   async #listen() {
-    if (this.#stream || this.config.live == 'poll' || !this.#polls) return;
-    // The service answers 404 for a subscriber it does not know yet (its first message makes it), as
-    // a server without the stream does: the stream is asked for once a count has answered, so its
-    // 404 means "no stream", and a new subscriber goes live with its first message (#countChanged
-    // listens when the first count comes).
-    if (!this.counted) return;
+    if (this.#stream || this.#later || this.config.live == 'poll' || !this.#polls) return;
     const ctrl = (this.#stream = new AbortController());
     try {
       const res = await this.#call<Response>('GET', 'notifications/stream', {
@@ -355,7 +351,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (this.#hidden) return this.#resign();
       // (Refused, 401 or 403: the poll halts the store too, and the reconnect finds it halted.)
       void this.#poll();
-      this.#later = setTimeout(() => this.#listen(), backoff(this.#retry, this.#drops++, retryAfter));
+      this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry, this.#drops++, retryAfter));
     }
   }
 
@@ -444,6 +440,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         if (this.#busy) return void (this.#dirtyCount = true);
         this.#countChanged(count, quiet);
         this.#post(count);
+        void this.#listen();
       } finally {
         this.#counting = undefined;
       }
@@ -456,7 +453,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (count === this.state.unseenCount && this.counted) return;
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
     this.#stale ||= this.counted;
-    if (!this.counted) (this.counted = true), void this.#listen();
+    this.counted = true;
     this.#set({ unseenCount: count });
     if (!quiet && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }
@@ -551,7 +548,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   async refresh(): Promise<void> {
     this.#halted = false;
     this.#failures = 0;
-    void this.#listen();
     await Promise.all([
       this.#fetchCount(true).catch((e) => aborted(e) || this.#fail(e, 'fetch')),
       this.#fetchFirst(),
