@@ -159,7 +159,7 @@ export class NotifFeed extends InboxElement {
   );
   /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
   #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
-  /** The first message rendered, and how many arrived above it while the list was scrolled down. */
+  /** The first message shown, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
@@ -262,7 +262,7 @@ export class NotifFeed extends InboxElement {
     super.willUpdate();
     const set = HOOKS.filter((h) => hook(this.outer!, h));
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
-    const messages = this.state?.messages ?? [];
+    const messages = this.#shown();
     const i = messages.findIndex((m) => m._id == this.#top);
     this.#new = this.#window.scrolled ? this.#new + Math.max(0, i) : 0;
     this.#top = messages[0]?._id;
