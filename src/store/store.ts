@@ -148,8 +148,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   // open, and polling rests.
   #stream?: AbortController;
   #live?: boolean;
-  #lastId?: string; // the stream's last event id, known to every tab (a new leader resumes from it)
-  #retry = 1000;
+  #resume?: Record<string, string>; // Last-Event-ID: the stream's last event, known to every tab (a new leader resumes from it)
+  #retry?: number; // the service's retry (else 1 s)
   #drops = 0;
   #later?: ReturnType<typeof setTimeout>; // reconnect, or leave after 60 s hidden
 
@@ -310,7 +310,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       const res = await this.#call<Response>('GET', 'notifications/stream', {
         signal: ctrl.signal,
         raw: true,
-        headers: this.#lastId ? { 'last-event-id': this.#lastId } : undefined,
+        headers: this.#resume,
       });
       let buffer = '';
       let f: Record<string, string> = {};
@@ -351,13 +351,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (this.#hidden) return this.#resign();
       // (Refused, 401 or 403: the poll halts the store too, and the reconnect finds it halted.)
       void this.#poll();
-      this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry, this.#drops++, retryAfter));
+      this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry || 1000, this.#drops++, retryAfter));
     }
   }
 
   /** An event of the stream, in every tab (each parses its data). */
   #onLive({ event: type, data: text, id }: Live) {
-    if (id) this.#lastId = id;
+    if (id) this.#resume = { 'last-event-id': id };
     let data: any;
     try {
       data = text && JSON.parse(text);
