@@ -171,7 +171,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   /** One of the inbox endpoints: `rest` below `/v1/subscribers/<subscriberId>/`, or an absolute path. */
-  #call<T>(method: string, rest: string, init: RequestInit2): Promise<T> {
+  #call<T>(rest: string, init: RequestInit2, method = 'GET'): Promise<T> {
     return request<T>(this.#api, method, rest[0] == '/' ? rest : `/v1/subscribers/${encodeURIComponent(this.config.subscriberId)}/${rest}`, init);
   }
 
@@ -307,7 +307,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (this.#stream || this.#later || this.config.live == 'poll' || !this.#polls) return;
     const ctrl = (this.#stream = new AbortController());
     try {
-      const res = await this.#call<Response>('GET', 'notifications/stream', {
+      const res = await this.#call<Response>('notifications/stream', {
         signal: ctrl.signal,
         raw: true,
         headers: this.#resume,
@@ -433,7 +433,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return (this.#counting ??= (async () => {
       const ctrl = (this.#countCtrl = new AbortController());
       try {
-        const { count } = await this.#call<UnseenCountResponse>('GET', 'notifications/unseen', ctrl);
+        const { count } = await this.#call<UnseenCountResponse>('notifications/unseen', ctrl);
         this.#failures = 0;
         this.#schedule();
         if (ctrl !== this.#countCtrl) return;
@@ -462,7 +462,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
     const { feedIdentifier, payload } = this.config;
     // read: false on the unread tab, no filter on all
-    return this.#call('GET', 'notifications/feed', {
+    return this.#call('notifications/feed', {
       signal,
       // fields: the projection (README, "Extensions"): our service sends only these, a spec server ignores it.
       query: { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload: payload && encodePayload(payload), fields: FEED_FIELDS },
@@ -610,7 +610,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const server = [await this.#call(method, rest, { idempotencyKey, body })].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
+          const server = [await this.#call(rest, { idempotencyKey, body }, method)].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
           if (server.length) this.#share({ upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {
