@@ -139,15 +139,7 @@ export class NotifFeed extends InboxElement {
       li.ariaPosInSet = `${i + 1}`;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
       const custom = this.#hooks[0] == 'Message' && !this.#declined.has(m);
-      const row = Object.assign(li.firstChild as NotifMessage & { slots?: string }, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
-      // The row's slots for the custom pieces, each forwarding the host of that piece (see #render);
-      // a row element shows another message as the list scrolls. (What they are for is kept on the
-      // element, not in an attribute: no attribute to write for every row shown.)
-      const slots = this.#pieces(custom).map((h) => h.toLowerCase());
-      if (row.slots != slots + m._id) {
-        row.slots = slots + m._id;
-        row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
-      }
+      Object.assign(li.firstChild!, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       return li;
     },
     () => this.#panel,
@@ -245,9 +237,9 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Gives every shown row's custom pieces their host (custom-hosts.ts: in the ES build a chunk of its
-   * own, loaded once a hook is set, as only some pages render messages their own way); `gone`: the
-   * rows went, and their hosts with them.
+   * Gives every shown row's custom pieces their slot and host (custom-hosts.ts: in the ES build a
+   * chunk of its own, loaded once a hook is set, as only some pages render messages their own way);
+   * `gone`: the rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
     this.#hooksRendered = `${this.#hooks}`;
