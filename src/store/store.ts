@@ -261,7 +261,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       else if (this.#live) this.#later ??= setTimeout(() => this.#resign(), 6e4);
       else this.#resign();
     } else {
-      if (this.#live) this.#later = void clearTimeout(this.#later);
+      // Visible, focused or back online: the 60 s hidden are over, and a reconnect waiting for its
+      // backoff is not waited for (the count this wakes for reopens the stream, #listen).
+      this.#later = void clearTimeout(this.#later);
       // Visible tabs queue for the lock; the holder polls.
       if (this.#channel && !this.#leader && !this.#lockAbort) {
         const { signal } = (this.#lockAbort = new AbortController());
