@@ -48,16 +48,16 @@ export class ListWindow<T> {
     if (changed) this.#pass(true);
   });
 
+  #key: (item: T) => string;
+  #scroller: () => HTMLElement | null;
+  #laid: () => void;
+
   /**
    * `key`: an item's key; `row`: makes (without `el`) or updates the row element (an `<li>`) of an
    * item at an index of `count`; `scroller`: the element that scrolls the list, or null when the page does;
    * `laid`: called after each layout but the observer's (rows came and went; `atEnd` says whether
    * they reach the last item).
    */
-  #key: (item: T) => string;
-  #scroller: () => HTMLElement | null;
-  #laid: () => void;
-
   constructor(
     key: (item: T) => string,
     readonly row: (item: T, index: number, count: number, el?: HTMLElement) => HTMLElement,

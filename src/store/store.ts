@@ -301,9 +301,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    * and relays each event to the other tabs. It asks for it after each count it fetched (the
    * service answers 404 for a subscriber it does not know yet, as a server without the stream
    * does: after a count, a 404 means "no stream", and a new subscriber goes live with its first
-   * message). Closed, it polls (one count at once) and reconnects with backoff (#later: no count
-   * reconnects it sooner); a server without the stream is polled as before, and not asked again
-   * while this tab leads.
+   * message). Closed, it polls (one count at once) and reconnects with backoff (#later: only a wake
+   * lets a count reconnect it sooner); a server without the stream is polled as before, and not
+   * asked again while this tab leads.
    */
   async #listen() {
     if (this.#stream || this.#later || this.config.live == 'poll' || !this.#polls) return;
