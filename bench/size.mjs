@@ -3,6 +3,7 @@
 //
 //   npm run bench:size            builds (npm run build) and measures dist/
 //   npm run bench:size -- --no-build   measures dist/ as it is
+//   npm run bench:size -- --live       also what live updates cost in each build (below)
 //
 // - script-tag build: dist/notif-inbox.min.js, the one file with Lit inside.
 // - ES build: dist/notif-inbox.js with the chunks it imports, bundled into one minified file with
@@ -10,10 +11,19 @@
 //   preferences, which the bell imports only when asked, stay a chunk of their own, as there).
 // - custom rendering's hosts (dist/chunks/custom-hosts-*.js), loaded once a page sets a render hook, are out of both.
 // - notif-inbox/notif-preferences: what importing it adds to the ES build (both bundled, less the ES build).
+// - live updates (--live): what the stream and arrivals add to each build. Both builds are made again
+//   from a copy of the sources with bench/live-off.patch applied, which takes out the stream reader
+//   (the store's #listen and #onLive, the stream's fields, the relaying of its events between tabs,
+//   the `live` attribute and request()'s `raw`), `message-received` and its bridge to
+//   `notif-message-received`, the feed's "N new" button (with its CSS and the list window's
+//   `scrolled`) and the bell's rule that an open popover sees arrivals; the difference is the cost.
+//   The patch must still apply and the copy must type-check: when the code it touches changes, the
+//   patch is made again (edit a copy of src/ the same way, then `git diff`).
 // Exits 1 when a budget is exceeded (test/build/size.test.ts checks the same figures in CI).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
@@ -26,6 +36,8 @@ export const BUDGETS = {
   es: 15 * 1024,
   /** notif-inbox/notif-preferences over the ES build, gzip: DESIGN.md "<= 3 KB". */
   preferences: 3 * 1024,
+  /** What live updates add to each build, gzip: issue 11, "the stream and arrival cost at most 700 B". */
+  live: 700,
 };
 
 /**
@@ -97,6 +109,30 @@ export async function measureDist(dist = resolve(ROOT, 'dist')) {
 }
 
 /**
+ * What live updates add to each build (gzip, raw and brotli bytes): `figures` (of dist/, as built)
+ * less the same figures of a build of the sources with bench/live-off.patch applied.
+ */
+export async function measureLive(figures) {
+  const copy = mkdtempSync(join(tmpdir(), 'notif-live-off-'));
+  try {
+    for (const f of ['src', 'scripts', 'vite.config.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']) cpSync(resolve(ROOT, f), join(copy, f), { recursive: true });
+    symlinkSync(resolve(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    try {
+      execFileSync('git', ['apply', resolve(ROOT, 'bench/live-off.patch')], { cwd: copy, stdio: 'pipe' });
+    } catch (e) {
+      throw new Error(`bench/live-off.patch no longer applies to src/: make it again (bench/size.mjs says how)\n${e.stderr}`);
+    }
+    // (The build type-checks the copy as it writes its declarations.)
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: copy, stdio: 'pipe' });
+    const without = await measureDist(join(copy, 'dist'));
+    const less = (a, b) => ({ raw: a.raw - b.raw, gzip: a.gzip - b.gzip, brotli: a.brotli - b.brotli });
+    return { scriptTag: less(figures.scriptTag, without.scriptTag), es: less(figures.es, without.es) };
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/**
  * Where the bytes of the script-tag build come from: per source group, its modules' code as rendered
  * in the bundle, minified on its own and compressed on its own (so the parts add up to a little
  * more than the whole, which compresses across them).
@@ -151,6 +187,15 @@ async function main() {
     );
   }
   for (const [name, bytes] of Object.entries(OTHERS)) console.log(`${name.padEnd(72)} ${''.padStart(7)} ${String(bytes).padStart(9)}`);
+  if (process.argv.includes('--live')) {
+    const live = await measureLive(figures);
+    console.log('\nlive updates, what they add (bench/live-off.patch takes them out)');
+    for (const [name, f] of [['  to the script-tag build', live.scriptTag], ['  to the ES build', live.es]]) {
+      const ok = f.gzip <= BUDGETS.live;
+      over ||= !ok;
+      console.log(`${name.padEnd(58)} ${String(f.raw).padStart(7)} ${String(f.gzip).padStart(9)} ${String(f.brotli).padStart(8)}   ${BUDGETS.live} B ${ok ? 'ok' : `OVER by ${f.gzip - BUDGETS.live} B`}`);
+    }
+  }
   console.log('\nwhat takes the room (script-tag build; each part minified and gzipped alone):');
   const groups = await breakdown();
   const total = groups.reduce((n, [, f]) => n + f.gzip, 0);

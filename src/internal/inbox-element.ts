@@ -152,15 +152,10 @@ export class InboxElement extends NotifElement {
           Object.entries({
             baseUrl,
             subscriberId,
-            apiKey: this.apiKey,
-            subscriberHash: this.subscriberHash,
-            fetch: this.fetch,
             feedIdentifier: ids[1] ? ids : ids[0],
             payload: typeof payload == 'object' && payload,
-            // (NaN and 0 are dropped too; the store keeps both numbers in range.)
-            pollInterval: this.pollInterval,
-            pageSize: this.pageSize,
-            live: this.live,
+            // The others as they are (NaN and 0 are dropped too; the store keeps both numbers in range).
+            ...Object.fromEntries((['apiKey', 'subscriberHash', 'fetch', 'pollInterval', 'pageSize', 'live'] as const).map((k) => [k, this[k]])),
           }).filter((e) => e[1]),
         ) as unknown as InboxConfig)
       : null;

@@ -48,6 +48,10 @@ export class ListWindow<T> {
     if (changed) this.#pass(true);
   });
 
+  #key: (item: T) => string;
+  #scroller: () => HTMLElement | null;
+  #laid: () => void;
+
   /**
    * `key`: an item's key; `row`: makes (without `el`) or updates the row element (an `<li>`) of an
    * item at an index of `count`; `scroller`: the element that scrolls the list, or null when the page does;
@@ -55,11 +59,15 @@ export class ListWindow<T> {
    * they reach the last item).
    */
   constructor(
-    readonly key: (item: T) => string,
+    key: (item: T) => string,
     readonly row: (item: T, index: number, count: number, el?: HTMLElement) => HTMLElement,
-    readonly scroller: () => HTMLElement | null,
-    readonly laid: () => void,
-  ) {}
+    scroller: () => HTMLElement | null,
+    laid: () => void,
+  ) {
+    this.#key = key;
+    this.#scroller = scroller;
+    this.#laid = laid;
+  }
 
   /**
    * Shows `items` in `list`, keeping `pinned`'s row, at once; without arguments (a scroll, a
@@ -89,7 +97,7 @@ export class ListWindow<T> {
     // Not shown (a closed popover, or out of the document: no box, no rects): nothing to lay out; the
     // observer says when it is. No list: nothing shown, the end.
     if (!list?.getClientRects().length) {
-      if ((this.atEnd = !list)) this.laid();
+      if ((this.atEnd = !list)) this.#laid();
       else this.#observer.observe(list);
       return;
     }
@@ -98,7 +106,7 @@ export class ListWindow<T> {
     // The visible part of the scroller (or of the page's view), in client coordinates. A scroller out
     // of the page's view (a card below the fold) has its whole box: its rows are there before it
     // comes into view, which no scroll or resize of the page may ever announce.
-    const scroller = this.scroller();
+    const scroller = this.#scroller();
     const view = scroller?.getBoundingClientRect();
     let top = Math.max(0, view?.top ?? 0);
     let bottom = Math.min(innerHeight, view?.bottom ?? innerHeight);
@@ -115,7 +123,7 @@ export class ListWindow<T> {
     let sum = 0;
     for (const h of this.#heights.values()) sum += h;
     const estimate = sum / this.#heights.size || ESTIMATE;
-    const keys = items.map(this.key);
+    const keys = items.map(this.#key);
     const offsets = [0];
     keys.forEach((key, i) => offsets.push(offsets[i]! + (this.#heights.get(key) ?? estimate)));
     const a = keys.indexOf(anchor!);
@@ -150,7 +158,7 @@ export class ListWindow<T> {
     }
     // (Not from the observer, but in the next frame: what custom rendering and loading more change would resize rows before this frame is painted, a loop.)
     this.atEnd = end >= n;
-    if (!measured) this.laid();
+    if (!measured) this.#laid();
     return Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
   }
 

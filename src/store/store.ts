@@ -24,8 +24,8 @@ interface Sync {
   count: number;
 }
 
-/** An event of the stream: its type (`unseen`, `message`, `refetch`), data and id. */
-type Live = [type: string, data: any, id?: string];
+/** An event of the stream, its fields as read: `event` (`unseen`, `message`, `refetch`), `data` (JSON) and `id`. */
+type Live = Record<string, string>;
 
 /** What tabs tell each other (over BroadcastChannel). */
 type Note =
@@ -144,12 +144,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #dirtyCount?: boolean;
   #dirtyFeed?: boolean;
   #lastWake?: number;
-  // The stream (leader only). #live: it is open, and polling rests.
+  // The stream (leader only; kept when the server has none, so it is not asked again). #live: it is
+  // open, and polling rests.
   #stream?: AbortController;
   #live?: boolean;
-  #noStream?: boolean; // 404, 405, 501: a server without the stream; poll
-  #lastId?: string; // the stream's last event id, known to every tab (a new leader resumes from it)
-  #retry = 1000;
+  #resume?: Record<string, string>; // Last-Event-ID: the stream's last event, known to every tab (a new leader resumes from it)
+  #retry?: number; // the service's retry (else 1 s)
   #drops = 0;
   #later?: ReturnType<typeof setTimeout>; // reconnect, or leave after 60 s hidden
 
@@ -171,7 +171,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   /** One of the inbox endpoints: `rest` below `/v1/subscribers/<subscriberId>/`, or an absolute path. */
-  #call<T>(method: string, rest: string, init: RequestInit2): Promise<T> {
+  #call<T>(rest: string, init: RequestInit2, method = 'GET'): Promise<T> {
     return request<T>(this.#api, method, rest[0] == '/' ? rest : `/v1/subscribers/${encodeURIComponent(this.config.subscriberId)}/${rest}`, init);
   }
 
@@ -239,14 +239,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return document.visibilityState === 'hidden';
   }
 
-  /** This tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a 401/403. */
-  get #leads() {
-    return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel);
-  }
-
-  /** Polls while it leads and the stream is not open. */
+  /**
+   * Polls while this tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a
+   * 401/403, and the stream is not open.
+   */
   get #polls() {
-    return this.#leads && !this.#live;
+    return this.#refs > 0 && !this.#hidden && !this.#halted && (this.#leader || !this.#channel) && !this.#live;
   }
 
   /**
@@ -263,7 +261,9 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       else if (this.#live) this.#later ??= setTimeout(() => this.#resign(), 6e4);
       else this.#resign();
     } else {
-      if (this.#live) this.#later = void clearTimeout(this.#later);
+      // Visible, focused or back online: the 60 s hidden are over, and a reconnect waiting for its
+      // backoff is not waited for (the count this wakes for reopens the stream, #listen).
+      this.#later = void clearTimeout(this.#later);
       // Visible tabs queue for the lock; the holder polls.
       if (this.#channel && !this.#leader && !this.#lockAbort) {
         const { signal } = (this.#lockAbort = new AbortController());
@@ -272,7 +272,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
             if (!this.#refs || this.#hidden) return void (this.#lockAbort = undefined);
             this.#leader = true;
             void this.#poll();
-            void this.#listen();
             return new Promise((release) => (signal.onabort = release));
           })
           .catch(() => {});
@@ -284,7 +283,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       this.#lastWake = now;
       this.#idle('offline');
       if (this.#polls) void this.#poll();
-      void this.#listen();
       if (this.#openFeeds) void this.#fetchFirst();
     }
   };
@@ -293,40 +291,37 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#lockAbort?.abort();
     this.#lockAbort = undefined;
     this.#leader = false;
-    // Closes the stream (on purpose: no reconnect).
-    const stream = this.#stream;
+    // Closes the stream (on purpose: no reconnect; its reader hears of it after this).
+    this.#stream?.abort();
     this.#stream = this.#live = this.#later = void clearTimeout(this.#later);
-    stream?.abort();
   }
 
   /**
    * The leader holds the service's stream (read with fetch, so headers and an app's fetch apply)
-   * and relays each event to the other tabs. Closed, it polls (one count at once) and reconnects
-   * with backoff; a server without the stream is polled as before, and never asked again.
+   * and relays each event to the other tabs. It asks for it after each count it fetched (the
+   * service answers 404 for a subscriber it does not know yet, as a server without the stream
+   * does: after a count, a 404 means "no stream", and a new subscriber goes live with its first
+   * message). Closed, it polls (one count at once) and reconnects with backoff (#later: only a wake
+   * lets a count reconnect it sooner); a server without the stream is polled as before, and not
+   * asked again while this tab leads.
    */
   async #listen() {
-    if (this.#stream || this.#noStream || this.config.live == 'poll' || !this.#leads) return;
-    // The service answers 404 for a subscriber it does not know yet (its first message makes it), as
-    // a server without the stream does: the stream is asked for once a count has answered, so its
-    // 404 means "no stream", and a new subscriber goes live with its first message (#countChanged
-    // listens when the first count comes).
-    if (!this.counted) return;
+    if (this.#stream || this.#later || this.config.live == 'poll' || !this.#polls) return;
     const ctrl = (this.#stream = new AbortController());
     try {
-      const res = await this.#call<Response>('GET', 'notifications/stream', {
+      const res = await this.#call<Response>('notifications/stream', {
         signal: ctrl.signal,
         raw: true,
-        headers: this.#lastId ? { 'last-event-id': this.#lastId } : undefined,
+        headers: this.#resume,
       });
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       let f: Record<string, string> = {};
       this.#live = true;
       clearTimeout(this.#timer);
-      for (let r; !(r = await reader.read()).done; ) {
-        // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
-        // regex's `m` flag has it); a blank line ends an event.
-        const lines = (buffer += r.value).split(/\r\n?|\n/);
+      // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
+      // regex's `m` flag has it); a blank line ends an event.
+      const read = (text: string) => {
+        const lines = (buffer += text).split(/\r\n?|\n/);
         buffer = lines.pop()!;
         const notes: Live[] = [];
         for (const line of lines) {
@@ -338,36 +333,39 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
           if (+f.retry! >= 500) this.#retry = +f.retry!;
           if (f.event) {
-            let note: Live;
-            try {
-              note = [f.event, f.data && JSON.parse(f.data), f.id];
-            } catch {
-              note = ['refetch', 0, f.id]; // unreadable: fetch afresh, and past its id
-            }
-            notes.push(note);
-            this.#onLive(note);
+            notes.push(f);
+            this.#onLive(f);
             this.#drops = 0;
           }
           f = {};
         }
-        if (notes[0]) this.#post(notes);
-      }
+        this.#post(notes);
+      };
+      await res.body!.pipeThrough(new TextDecoderStream()).pipeTo(new WritableStream({ write: read }));
       throw 0; // the service ended it
     } catch (e) {
       if (ctrl != this.#stream) return; // closed on purpose
-      this.#stream = this.#live = undefined;
       const { status, retryAfter } = e as NotifApiError;
-      if (status == 404 || status == 405 || status == 501) return void (this.#noStream = true);
+      // 404, 405, 501: a server without the stream, polled from now on (the stream stays set, so
+      // this tab does not ask again while it leads).
+      if (status == 404 || status == 405 || status == 501) return;
+      this.#stream = this.#live = undefined;
       if (this.#hidden) return this.#resign();
+      // (Refused, 401 or 403: the poll halts the store too, and the reconnect finds it halted.)
       void this.#poll();
-      if (status != 401 && status != 403)
-        this.#later = setTimeout(() => this.#listen(), backoff(this.#retry, this.#drops++, retryAfter));
+      this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry || 1000, this.#drops++, retryAfter));
     }
   }
 
-  /** An event of the stream, in every tab. */
-  #onLive([type, data, id]: Live) {
-    if (id) this.#lastId = id;
+  /** An event of the stream, in every tab (each parses its data). */
+  #onLive({ event: type, data: text, id }: Live) {
+    if (id) this.#resume = { 'last-event-id': id };
+    let data: any;
+    try {
+      data = text && JSON.parse(text);
+    } catch {
+      type = 'refetch'; // unreadable: fetch afresh, and past its id
+    }
     if (type == 'unseen') this.#countChanged(data.count);
     else {
       // A refetch, or a new message: the first page is stale even when the count says nothing (a
@@ -437,13 +435,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return (this.#counting ??= (async () => {
       const ctrl = (this.#countCtrl = new AbortController());
       try {
-        const { count } = await this.#call<UnseenCountResponse>('GET', 'notifications/unseen', ctrl);
+        const { count } = await this.#call<UnseenCountResponse>('notifications/unseen', ctrl);
         this.#failures = 0;
         this.#schedule();
         if (ctrl !== this.#countCtrl) return;
         if (this.#busy) return void (this.#dirtyCount = true);
         this.#countChanged(count, quiet);
         this.#post(count);
+        void this.#listen();
       } finally {
         this.#counting = undefined;
       }
@@ -456,7 +455,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (count === this.state.unseenCount && this.counted) return;
     // The first count only fills the badge: a page loaded meanwhile is as fresh as it.
     this.#stale ||= this.counted;
-    if (!this.counted) (this.counted = true), void this.#listen();
+    this.counted = true;
     this.#set({ unseenCount: count });
     if (!quiet && this.#stale && this.#openFeeds && this.state.loaded) void this.#fetchFirst();
   }
@@ -465,7 +464,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
     const { feedIdentifier, payload } = this.config;
     // read: false on the unread tab, no filter on all
-    return this.#call('GET', 'notifications/feed', {
+    return this.#call('notifications/feed', {
       signal,
       // fields: the projection (README, "Extensions"): our service sends only these, a spec server ignores it.
       query: { page, limit: this.#pageSize, read: this.state.tab !== 'unread' && undefined, feedIdentifier, payload: payload && encodePayload(payload), fields: FEED_FIELDS },
@@ -551,7 +550,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   async refresh(): Promise<void> {
     this.#halted = false;
     this.#failures = 0;
-    void this.#listen();
     await Promise.all([
       this.#fetchCount(true).catch((e) => aborted(e) || this.#fail(e, 'fetch')),
       this.#fetchFirst(),
@@ -614,7 +612,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     try {
       for (let attempt = 0; ; attempt++) {
         try {
-          const server = [await this.#call(method, rest, { idempotencyKey, body })].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
+          const server = [await this.#call(rest, { idempotencyKey, body }, method)].flat().filter((m): m is Message => !!(m as Message)?._id); // messages (not counts or acknowledgements)
           if (server.length) this.#share({ upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {

@@ -147,14 +147,13 @@ export class NotifBell extends InboxElement {
     }
   }
 
-  #top?: string;
-
   protected override updated(changed: PropertyValues<this>) {
     // Messages that arrive while the popover is open and shows them are seen: the badge does not
-    // count them (it does count those its feed does not show: feed identifier, payload filter).
+    // count them (it does count those its feed does not show: feed identifier, payload filter). An
+    // unseen message at the top of the feed is one that arrived (opening made the others seen at
+    // once); a mark the server refused sets the error, which stops this until a page loads again.
     const top = this.state?.messages[0];
-    if (this.open && top && !top.seen && top._id != this.#top && !this.state!.error) this.#seeAll();
-    this.#top = top?._id;
+    if (this.open && top && !top.seen && !this.state!.error) this.#seeAll();
     // The feed reads the render hooks from this element.
     if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }

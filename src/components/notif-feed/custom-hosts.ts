@@ -7,7 +7,7 @@ import type { NotifMessage } from '../notif-message/notif-message.component.ts';
 import { hook, setRenderHosts, type Host } from './notif-feed.component.ts';
 
 /**
- * Gives every shown row of `feed` its custom pieces' hosts (children of `outer`, the feed or the
+ * Gives every shown row of `feed` its custom pieces' slots and hosts (children of `outer`, the feed or the
  * bell around it), rendered with the current message (cleaned up and rendered again, into a new host,
  * when the message or the renderer changed); cleans up and removes the hosts of rows that went
  * (`gone`: all of them). Returns the hosts by slot name.
@@ -23,8 +23,16 @@ export function renderHosts(
   const hosts = new Map<string, Host>();
   let moved = false;
   if (!gone) {
-    for (const row of feed.renderRoot.querySelectorAll<NotifMessage>('notif-message')) {
+    for (const row of feed.renderRoot.querySelectorAll<NotifMessage & { slots?: string }>('notif-message')) {
       const m = row.message!;
+      // The row's slots for the custom pieces, each forwarding the host of that piece; a row element
+      // shows another message as the list scrolls. (What they are for is kept on the element, not in
+      // an attribute: no attribute to write for every row shown.)
+      const slots = pieces(row.custom).map((h) => h.toLowerCase());
+      if (row.slots != slots + m._id) {
+        row.slots = slots + m._id;
+        row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
+      }
       for (const h of pieces(row.custom)) {
         const name = `notif-${h.toLowerCase()}-${m._id}`;
         const fn = hook(outer, h)!;

@@ -139,15 +139,7 @@ export class NotifFeed extends InboxElement {
       li.ariaPosInSet = `${i + 1}`;
       li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
       const custom = this.#hooks[0] == 'Message' && !this.#declined.has(m);
-      const row = Object.assign(li.firstChild as NotifMessage & { slots?: string }, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
-      // The row's slots for the custom pieces, each forwarding the host of that piece (see #render);
-      // a row element shows another message as the list scrolls. (What they are for is kept on the
-      // element, not in an attribute: no attribute to write for every row shown.)
-      const slots = this.#pieces(custom).map((h) => h.toLowerCase());
-      if (row.slots != slots + m._id) {
-        row.slots = slots + m._id;
-        row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
-      }
+      Object.assign(li.firstChild!, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       return li;
     },
     () => this.#panel,
@@ -159,7 +151,7 @@ export class NotifFeed extends InboxElement {
   );
   /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
   #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
-  /** The first message rendered, and how many arrived above it while the list was scrolled down. */
+  /** The first message shown, and how many arrived above it while the list was scrolled down. */
   #top?: string;
   #new = 0;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
@@ -245,9 +237,9 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Gives every shown row's custom pieces their host (custom-hosts.ts: in the ES build a chunk of its
-   * own, loaded once a hook is set, as only some pages render messages their own way); `gone`: the
-   * rows went, and their hosts with them.
+   * Gives every shown row's custom pieces their slot and host (custom-hosts.ts: in the ES build a
+   * chunk of its own, loaded once a hook is set, as only some pages render messages their own way);
+   * `gone`: the rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
     this.#hooksRendered = `${this.#hooks}`;
@@ -262,7 +254,7 @@ export class NotifFeed extends InboxElement {
     super.willUpdate();
     const set = HOOKS.filter((h) => hook(this.outer!, h));
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
-    const messages = this.state?.messages ?? [];
+    const messages = this.#shown();
     const i = messages.findIndex((m) => m._id == this.#top);
     this.#new = this.#window.scrolled ? this.#new + Math.max(0, i) : 0;
     this.#top = messages[0]?._id;
@@ -311,7 +303,8 @@ export class NotifFeed extends InboxElement {
 
   override render() {
     const state = this.state;
-    const t = translationFor(localeOf(this));
+    const locale = localeOf(this);
+    const t = translationFor(locale);
     const tab = state?.tab ?? 'all';
     // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
     const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
@@ -339,7 +332,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, localeOf(this)))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, locale))}</button>`
             : nothing
         }${this.#renderBody(state, t)}${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing

@@ -188,7 +188,7 @@ export class NotifMessage extends NotifElement {
         >${title || t.openNotification}</span
       ></slot><span class="sr-only"> ${date}</span>`;
     if (this.custom) {
-      return html`<div part="row" class=${m.read ? 'base own' : 'base own unread'}><div
+      return html`<div part="row" class="base own ${m.read ? '' : 'unread'}"><div
           part="link"
           class="link"
           tabindex=${tab}
@@ -197,7 +197,7 @@ export class NotifMessage extends NotifElement {
       ></div>`;
     }
     // Buttons need no type="button": there is no form in the shadow root for them to submit.
-    return html`<div part="row" class=${m.read ? 'base' : 'base unread'}><slot name="avatar">${src && this.#failed !== m.avatar
+    return html`<div part="row" class="base ${m.read ? '' : 'unread'}"><slot name="avatar">${src && this.#failed !== m.avatar
         ? html`<img
             part="avatar"
             class="avatar"
