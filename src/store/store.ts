@@ -346,12 +346,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     } catch (e) {
       if (ctrl != this.#stream) return; // closed on purpose
       const { status, retryAfter } = e as NotifApiError;
-      // 404, 405, 501: a server without the stream, polled from now on (the stream stays set, so
-      // this tab does not ask again while it leads).
+      // 404, 405, 501: a server without the stream, polled from now on; 401, 403: refused, and not
+      // asked again either (the count asked at once halts the store when it is refused too). The
+      // stream stays set, so this tab does not ask again while it leads.
+      if (status == 401 || status == 403) return void this.#poll();
       if (status == 404 || status == 405 || status == 501) return;
       this.#stream = this.#live = undefined;
       if (this.#hidden) return this.#resign();
-      // (Refused, 401 or 403: the poll halts the store too, and the reconnect finds it halted.)
       void this.#poll();
       this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry || 1000, this.#drops++, retryAfter));
     }

@@ -189,6 +189,27 @@ describe('live: the stream', () => {
     expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'asked once').to.equal(1);
   });
 
+  it('a stream refused (401) while counts are answered is not asked for again: the inbox polls', async () => {
+    // As a 401/403 stops polling: a service (or a proxy) that refuses the stream is not asked again
+    // with backoff. The count asked at once answers here, so the inbox goes on polling, with no error.
+    const sub = await uniqueSubscriber();
+    await injectFault({ path: `${sub}/notifications/stream`, status: 401, times: 5 });
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval="1000"
+      .fetch=${(u: RequestInfo | URL, i?: RequestInit) => (requests.push(String(u)), fetch(u, i))}></notif-bell>`);
+    const bell = new BellHarness(el);
+    const streams = () => requests.filter((u) => u.includes('/notifications/stream')).length;
+    const counts = () => requests.filter((u) => u.includes('/notifications/unseen')).length;
+    await waitFor(() => streams() === 1, 'the stream asked for');
+    // A reconnect would come within its first backoff (1 s at most) and at every count after it.
+    const after = counts();
+    await waitFor(() => counts() >= after + 3, 'three more polls', LIVE_WAIT);
+    expect(streams(), 'asked once').to.equal(1);
+    await trigger(workflowId, sub);
+    await waitFor(() => bell.badge === '1', 'badge 1 by polling', LIVE_WAIT);
+  });
+
   it('a subscriber the service does not know yet goes live with its first message', async () => {
     // The service answers 404 for an unknown subscriber, to the count and the stream alike: a new
     // user's inbox polls at its usual pace (no backoff) until the first message makes the
