@@ -210,6 +210,27 @@ describe('live: the stream', () => {
     await waitFor(() => bell.badge === '1', 'badge 1 by polling', LIVE_WAIT);
   });
 
+  it('back online, a stream waiting for its backoff reconnects at once', async () => {
+    // Four refusals in a row (503) put the next attempt 4 to 8 s away; the network coming back
+    // (the window's `online`) wakes the inbox: one count, and the stream reopens with it.
+    const sub = await uniqueSubscriber();
+    await injectFault({ path: `${sub}/notifications/stream`, status: 503, times: 4 });
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}
+      .fetch=${(u: RequestInfo | URL, i?: RequestInit) => (requests.push(String(u)), fetch(u, i))}></notif-bell>`);
+    const streams = () => requests.filter((u) => u.includes('/notifications/stream')).length;
+    const counts = () => requests.filter((u) => u.includes('/notifications/unseen')).length;
+    // A refusal asks for one count and sets the next attempt's timer together (a count came first,
+    // at connect): the fourth refusal is handled once five counts were asked for.
+    await waitFor(() => streams() === 4 && counts() === 5, 'four refused attempts, each followed by a count', 15_000);
+    expect(streams(), 'no fifth attempt yet').to.equal(4);
+    const woke = performance.now();
+    dispatchEvent(new Event('online'));
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream reopened', 3000);
+    expect(performance.now() - woke, 'sooner than the backoff (4 s at least)').to.be.below(3000);
+  });
+
   it('a subscriber the service does not know yet goes live with its first message', async () => {
     // The service answers 404 for an unknown subscriber, to the count and the stream alike: a new
     // user's inbox polls at its usual pace (no backoff) until the first message makes the
