@@ -28,7 +28,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 describe('health, readiness, metrics and logs', () => {
   let server: TestServer;
   before(async () => {
-    server = await startServer({ NOTIF_METRICS_TOKEN: TOKEN, NOTIF_LOG_LEVEL: 'info' });
+    server = await startServer({ NOTIF_METRICS_TOKEN: TOKEN, NOTIF_LOG_LEVEL: 'info', NOTIF_ALLOW_PRIVATE_WEBHOOKS: '1' });
   });
   after(() => server.dispose());
 

@@ -65,13 +65,42 @@ async function workflows(service: Service) {
   await createWorkflow(service, { workflowId: 'chat-only', name: 'Chat', steps: [{ name: 'chat', type: 'chat', controlValues: { body: 'hello' } }] });
 }
 
+/** Every spelling of a non-public address the receiver on port `p` could hide behind. */
+async function nonPublic(p: number): Promise<string[]> {
+  const targets = [
+    `http://127.0.0.1:${p}/a`,
+    `http://2130706433:${p}/b`,
+    `http://0x7f000001:${p}/c`,
+    `http://017700000001:${p}/d`,
+    `http://127.1:${p}/e`,
+    `http://localhost:${p}/f`,
+    `http://LOCALHOST.:${p}/g`,
+    `http://[::1]:${p}/h`,
+    `http://[::ffff:127.0.0.1]:${p}/i`,
+    `http://0.0.0.0:${p}/j`,
+    'http://169.254.169.254/latest/meta-data/',
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://10.0.0.1/',
+    'http://192.168.1.1/',
+    'http://172.16.0.1/',
+    'http://100.64.0.1/',
+    'http://[fd00::1]/',
+    'http://[fe80::1]/',
+    `https://127.0.0.1:${p}/k`,
+  ];
+  return targets;
+}
+
 describe('chat webhooks by default: public addresses only', () => {
   let service: Service;
   let hook: Receiver;
 
   before(async () => {
     hook = await receiver();
-    service = await new TestServer({ NOTIF_ALLOW_PRIVATE_WEBHOOKS: '' }).start();
+    // Started first with private addresses allowed, so that URLs of every spelling can be stored (as
+    // a database written before the check at save, or under the flag, holds them); restarted
+    // without it before anything is delivered.
+    service = await new TestServer({ NOTIF_ALLOW_PRIVATE_WEBHOOKS: '' }).start(['--no-seed', '--allow-private-webhooks']);
     await workflows(service);
   });
   after(async () => {
@@ -79,36 +108,42 @@ describe('chat webhooks by default: public addresses only', () => {
     await hook?.close();
   });
 
-  it('refuses every spelling of a non-public address: 0 requests made, a clear execution detail', async () => {
+  it('refuses to save a webhookUrl at a non-public address: 422 naming the field, nothing stored', async () => {
+    await service.restart();
+    const targets = [...(await nonPublic(hook.port)), `http://user:secret@hooks.example.test/x`];
+    for (const [i, webhookUrl] of targets.entries()) {
+      await triggerEvent(service, { name: 'noop', to: `save-${i}` });
+      const r = await service.patch(`/v1/subscribers/save-${i}/credentials`, { providerId: 'slack', credentials: { webhookUrl } });
+      assert.equal(r.status, 422, `${webhookUrl}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.message, /credentials\.webhookUrl must be a public http\(s\) URL: /, webhookUrl);
+      assert.equal(r.body.errors['credentials.webhookUrl'].value, webhookUrl);
+      const saved = await service.get(`/v2/subscribers/save-${i}`);
+      assert.deepEqual(saved.body.channels, [], `${webhookUrl} was not stored`);
+    }
+    const ok = await service.patch('/v1/subscribers/save-0/credentials', { providerId: 'slack', credentials: { webhookUrl: 'https://hooks.example.test/1' } });
+    assert.equal(ok.status, 200, 'a public URL is still saved');
+  });
+
+  it('refuses on delivery every non-public address stored before: 0 requests made, a clear execution detail', async () => {
     const p = hook.port;
-    const targets = [
-      `http://127.0.0.1:${p}/a`,
-      `http://2130706433:${p}/b`,
-      `http://0x7f000001:${p}/c`,
-      `http://017700000001:${p}/d`,
-      `http://127.1:${p}/e`,
-      `http://localhost:${p}/f`,
-      `http://LOCALHOST.:${p}/g`,
-      `http://[::1]:${p}/h`,
-      `http://[::ffff:127.0.0.1]:${p}/i`,
-      `http://0.0.0.0:${p}/j`,
-      'http://169.254.169.254/latest/meta-data/',
-      'http://metadata.google.internal/computeMetadata/v1/',
-      'http://10.0.0.1/',
-      'http://192.168.1.1/',
-      'http://172.16.0.1/',
-      'http://100.64.0.1/',
-      'http://[fd00::1]/',
-      'http://[fe80::1]/',
-      `https://127.0.0.1:${p}/k`,
-    ];
+    const targets = await nonPublic(p);
     // A name that resolves to loopback (this machine's own name, when it does) is refused after the lookup.
     const own = hostname();
     const resolved = await lookup(own).catch(() => null);
     if (resolved && resolved.address.startsWith('127.')) targets.push(`http://${own}:${p}/l`);
 
+    await service.stop();
+    await service.start(['--no-seed', '--allow-private-webhooks']);
     for (const [i, url] of targets.entries()) {
-      const { n, messages } = await chatTo(service, `ssrf-${i}`, [url]);
+      await triggerEvent(service, { name: 'noop', to: `ssrf-${i}` });
+      const r = await service.patch(`/v1/subscribers/ssrf-${i}/credentials`, { providerId: 'slack', credentials: { webhookUrl: url } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    await service.restart();
+    for (const [i, url] of targets.entries()) {
+      const t = await triggerEvent(service, { name: 'chat-only', to: `ssrf-${i}` });
+      const n = await notificationOf(service, t.transactionId);
+      const messages = (await messagesOfNotification(service, n._id)).filter((m: any) => m.channel === 'chat');
       const detail = n.jobs[0].executionDetails.at(-1);
       assert.equal(n.jobs[0].status, 'failed', url);
       assert.match(detail.detail, /^Failed: webhook refused: /, `${url}: ${detail.detail}`);

@@ -9,5 +9,5 @@ export * from './types.ts';
 export { Scheduler, type SchedulerOptions } from './scheduler.ts';
 export { delayStep, digestStep, onScheduled } from './waits.ts';
 export { emailStep, smsStep, pushStep, chatStep, activeIntegration, CHAT_PROVIDERS, PUSH_PROVIDERS } from './channels.ts';
-export { postWebhook, isWebhookUrl, allowPrivateWebhooks, refusedAddress, WEBHOOK_TIMEOUT_MS } from './webhook.ts';
+export { postWebhook, isWebhookUrl, allowPrivateWebhooks, refusedAddress, refusedHost, WEBHOOK_TIMEOUT_MS } from './webhook.ts';
 export { renderContextFor } from './render-context.ts';

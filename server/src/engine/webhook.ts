@@ -71,6 +71,18 @@ function refusedName(hostname: string): string | null {
   return null;
 }
 
+/**
+ * Why a webhook URL's host is refused before any lookup (an address or a name that is never
+ * public), or null. Checked when a URL is saved, so a subscriber's credential that could never be
+ * delivered is refused with a clear error then, and again on delivery (with the addresses a name
+ * resolves to). `--allow-private-webhooks` lifts it.
+ */
+export function refusedHost(url: string): string | null {
+  if (allowPrivate) return null;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return ipaddr.isValid(host) ? refusedAddress(host) : refusedName(host);
+}
+
 /** A dns lookup for http.request that hands on only addresses that pass `refusedAddress`. */
 const checkedLookup: LookupFunction = (hostname, options, callback) => {
   lookup(hostname, { all: true, family: (options as { family?: number }).family ?? 0 })
@@ -91,11 +103,8 @@ export async function postWebhook(url: string, body: unknown, timeoutMs = WEBHOO
   const started = Date.now();
   if (!isWebhookUrl(url)) return { ok: false, error: 'not an http(s) URL', ms: 0 };
   const target = new URL(url);
-  const host = target.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate) {
-    const why = ipaddr.isValid(host) ? refusedAddress(host) : refusedName(host);
-    if (why) return { ok: false, refused: true, error: `refused: ${why}`, ms: 0 };
-  }
+  const why = refusedHost(url);
+  if (why) return { ok: false, refused: true, error: `refused: ${why}`, ms: 0 };
   const payload = Buffer.from(JSON.stringify(body));
   if (payload.length > MAX_BODY_BYTES) return { ok: false, error: 'message too large for a webhook', ms: 0 };
   try {

@@ -6,6 +6,7 @@ import { badRequest, conflict, errorMessage, HttpError, notFound, type FieldErro
 import { nowIso } from '../ids.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { newSubscriberRow } from '../engine/subscribers.ts';
+import { isWebhookUrl, refusedHost } from '../engine/webhook.ts';
 import { parseJson, toJson } from '../json.ts';
 import { StringEnum, SubscriberIdParam } from '../schemas.ts';
 import { subscriberView, type SubscriberRow } from '../views.ts';
@@ -311,6 +312,12 @@ function checkCredentialUrls(credentials: CredentialsBody['credentials']) {
     if (value !== undefined && !isHttpUrl(value)) {
       errors[`credentials.${field}`] = { messages: ['must be an http(s) URL'], value };
     }
+  }
+  // The chat step posts to webhookUrl: an address it would refuse to reach is refused here already.
+  const hook = credentials.webhookUrl;
+  if (hook !== undefined && !errors['credentials.webhookUrl']) {
+    const why = isWebhookUrl(hook) ? refusedHost(hook) : 'it holds a user name or password';
+    if (why) errors['credentials.webhookUrl'] = { messages: [`must be a public http(s) URL: ${why}`], value: hook };
   }
   if (Object.keys(errors).length > 0) throw new HttpError(422, errorMessage(errors), errors);
 }
