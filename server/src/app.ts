@@ -147,6 +147,22 @@ export async function buildApp(config: AppConfig): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // JSON bodies through Fastify's own parser (which refuses __proto__ and constructor.prototype
+  // keys), but a refused body is told why: where the JSON is broken, or which key is not allowed.
+  const parseJsonBody = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    parseJsonBody(request, body as string, (err: Error | null, value?: unknown) => {
+      if ((err as FastifyError | null)?.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return done(err, value);
+      try {
+        JSON.parse(body as string);
+      } catch (syntax) {
+        return done(new HttpError(400, `Body is not valid JSON: ${(syntax as Error).message}`), undefined);
+      }
+      done(new HttpError(400, 'Body holds a key that is not allowed: __proto__, or constructor with prototype'), undefined);
+    }),
+  );
+
   app.addHook('onRequest', async (request, reply) => {
     if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = randomUUID();
     reply.header('x-request-id', request.id);

@@ -119,4 +119,23 @@ describe('the bad-input corpus', () => {
     const feed = await getFeed(server, 'ada', { payload: b64({ a: { a: 1 } }) });
     assert.equal(feed.totalCount, 0);
   });
+
+  it('tells why a JSON body is refused: where it is broken, or the key that is not allowed; nothing is written', async () => {
+    const send = (body: string) =>
+      fetch(server.url + '/v2/subscribers', { method: 'POST', headers: { authorization: 'ApiKey test_key_a', 'content-type': 'application/json; charset=utf-8' }, body }).then(
+        async (r) => ({ status: r.status, body: await r.json() }),
+      );
+    const broken = await send('{"subscriberId":"json-1",}');
+    assert.equal(broken.status, 400);
+    assert.match(broken.body.message, /^Body is not valid JSON: .*position 25/);
+    for (const body of ['{"subscriberId":"json-2","__proto__":{"admin":true}}', '{"subscriberId":"json-2","data":{"constructor":{"prototype":{"admin":true}}}}', '{"subscriberId":"json-2","\u005f_proto__":{}}']) {
+      const r = await send(body);
+      assert.equal(r.status, 400, body);
+      assert.match(r.body.message, /^Body holds a key that is not allowed: __proto__/, body);
+      assert.equal(r.body.path, '/v2/subscribers');
+    }
+    assert.equal((await server.get('/v2/subscribers/json-2')).status, 404, 'nothing was written');
+    const fine = await send('{"subscriberId":"json-3","data":{"constructor":"a word like any other"}}');
+    assert.equal(fine.status, 201, JSON.stringify(fine.body));
+  });
 });
