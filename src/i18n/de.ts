@@ -22,6 +22,7 @@ const de: Translation = {
   loadingMore: 'Weitere werden geladen …',
   errorTitle: 'Benachrichtigungen konnten nicht geladen werden',
   errorHint: 'Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
+  notAllowed: 'Der Zugriff wurde verweigert. Melden Sie sich erneut an.',
   offline: 'Sie sind offline. Angezeigt wird, was bereits geladen war.',
   retry: 'Erneut versuchen',
   preferences: 'Benachrichtigungseinstellungen',

@@ -18,6 +18,7 @@ const en: Translation = {
   loadingMore: 'Loading more…',
   errorTitle: "Couldn't load notifications",
   errorHint: 'Check your connection and try again.',
+  notAllowed: 'Access was refused. Sign in again.',
   offline: 'Offline: showing what was loaded.',
   retry: 'Retry',
   preferences: 'Notification preferences',

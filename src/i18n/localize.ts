@@ -17,6 +17,10 @@ export const translationFor = (locale: string): Translation => {
   return translations.get(code) ?? translations.get(code.split('-')[0]!) ?? en;
 };
 
+/** The hint under an error: the service refused this inbox (401, 403), or it could not be reached. */
+export const errorHint = (t: Translation, error?: Error | null): string =>
+  [401, 403].includes((error as { status?: number } | null | undefined)?.status!) ? t.notAllowed : t.errorHint;
+
 /** An element's locale: its `locale`, then the closest `lang` attribute, then `<html lang>`, then the browser's. */
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
   el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language;

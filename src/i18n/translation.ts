@@ -45,6 +45,8 @@ export interface Translation extends Partial<PreferencesTranslation> {
   loadingMore: string;
   errorTitle: string;
   errorHint: string;
+  /** The hint instead of errorHint when the service refused this inbox (401, 403: a wrong key or subscriber hash, a session ended). */
+  notAllowed: string;
   offline: string;
   retry: string;
   /** The preferences view's title, and the bell's button that opens it. */

@@ -27,10 +27,11 @@ console.log(
 // to 23,045 B and 15,970 B; a size pass (live updates' code made smaller, custom rendering's row
 // slots moved into its lazy chunk, a few shorter paths: README, "Size") to 22,923 B and 15,763 B; a
 // stream refused with 401 or 403 not asked for again (issue 11's rule, which the pass had dropped)
-// to 22,933 B and 15,774 B.
+// to 22,933 B and 15,774 B; a refused inbox (401, 403) telling people access was refused instead of
+// to check their connection (a string in each language, a fix) to 22,994 B and 15,834 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_933, es: 15_774 };
+const CEILING = { scriptTag: 22_994, es: 15_834 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -53,8 +54,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // What live updates add to each build (bench/size.mjs --live: both builds again without them, as
 // bench/live-off.patch takes them out). Over budget as first measured this way: 895 B and 852 B gzip;
 // after the size pass 805 B and 758 B (the rest of the builds shrinking moves these figures too);
-// with a refused stream not asked for again, 815 B and 769 B.
-const LIVE_CEILING = { scriptTag: 815, es: 769 };
+// with a refused stream not asked for again, 815 B and 769 B; 770 B in the ES build after the
+// refused inbox's hint (not a live feature: the files around live updates moved).
+const LIVE_CEILING = { scriptTag: 815, es: 770 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -245,6 +245,9 @@ describe('feels finished', () => {
       await waitFor(() => feed.error, 'the error state');
       expect(feed.error!.textContent).to.not.match(/API key|Failed to fetch|401/i);
       expect(feed.error!.textContent).to.contain("Couldn't load notifications");
+      // Refused (401), not unreachable: the hint says so rather than blame the connection.
+      expect(feed.error!.textContent).to.contain('Access was refused. Sign in again.');
+      expect(feed.error!.textContent).to.not.contain('connection');
       expect(String(error.detail.error.message)).to.not.equal('');
       expect(warn.args.some((a) => a.includes(error.detail.error))).to.equal(true);
     } finally {

@@ -2,7 +2,7 @@ import { html, nothing, render, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { formatNumber, localeOf, translationFor } from '../../i18n/localize.ts';
+import { errorHint, formatNumber, localeOf, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -347,7 +347,7 @@ export class NotifFeed extends InboxElement {
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${state ? t.errorHint : t.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
+        <p>${state ? errorHint(t, state.error) : t.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
       return html`<div part="skeleton"><slot name="loading">

@@ -1,7 +1,7 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { InboxStoreApi } from '../../store/types.ts';
 import { PreferencesStore, type Channel, type PreferenceChange } from '../../store/preferences.ts';
-import { localeOf, translationFor } from '../../i18n/localize.ts';
+import { errorHint, localeOf, translationFor } from '../../i18n/localize.ts';
 import enPreferences from '../../i18n/en-preferences.ts';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement } from '../../internal/inbox-element.ts';
@@ -91,7 +91,7 @@ export class NotifPreferences extends InboxElement {
       <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${t.preferences}</h2></slot></header>
       <div class="body" aria-busy=${!workflows && !error}>${
         error || !this.configured
-          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error ? t.errorHint : t.notConfigured}</p>${
+          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error ? errorHint(t, error) : t.notConfigured}</p>${
               error ? html`<button part="retry-button" class="retry" @click=${() => this.#load()}>${t.retry}</button>` : nothing
             }</div>`
           : !workflows
