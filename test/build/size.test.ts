@@ -28,10 +28,11 @@ console.log(
 // slots moved into its lazy chunk, a few shorter paths: README, "Size") to 22,923 B and 15,763 B; a
 // stream refused with 401 or 403 not asked for again (issue 11's rule, which the pass had dropped)
 // to 22,933 B and 15,774 B; a refused inbox (401, 403) telling people access was refused instead of
-// to check their connection (a string in each language, a fix) to 22,994 B and 15,834 B.
+// to check their connection (a string in each language, a fix) to 22,994 B and 15,834 B; a row whose
+// renderMessage declined re-rendering alone, not the whole feed from its own update, to 22,995 B and 15,835 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_994, es: 15_834 };
+const CEILING = { scriptTag: 22_995, es: 15_835 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],

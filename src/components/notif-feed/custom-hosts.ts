@@ -13,7 +13,7 @@ import { hook, setRenderHosts, type Host } from './notif-feed.component.ts';
  * (`gone`: all of them). Returns the hosts by slot name.
  */
 export function renderHosts(
-  feed: HTMLElement & { renderRoot: HTMLElement | DocumentFragment; requestUpdate(): void },
+  feed: HTMLElement & { renderRoot: HTMLElement | DocumentFragment },
   outer: InboxElement,
   old: Map<string, Host>,
   pieces: (custom: boolean) => Hook[],
@@ -46,10 +46,11 @@ export function renderHosts(
           const el = outer.appendChild(document.createElement('div'));
           el.slot = name;
           const done = fn(el, m, row.actions);
-          // Declined: the built-in piece shows (for the whole row, once the row renders again).
+          // Declined: the built-in piece shows (for the whole row: that row alone renders again,
+          // built in and with no slot for it, and the feed renders it so from now on).
           if (done === false) {
             el.remove();
-            if (row.custom) declined.add(m), feed.requestUpdate();
+            if (row.custom) declined.add(m), (row.custom = false), (row.slots = m._id), row.replaceChildren();
           }
           host = [el, m, fn, done || undefined];
           moved = true;
