@@ -123,7 +123,7 @@ describe('the bad-input corpus', () => {
   it('tells why a JSON body is refused: where it is broken, or the key that is not allowed; nothing is written', async () => {
     const send = (body: string) =>
       fetch(server.url + '/v2/subscribers', { method: 'POST', headers: { authorization: 'ApiKey test_key_a', 'content-type': 'application/json; charset=utf-8' }, body }).then(
-        async (r) => ({ status: r.status, body: await r.json() }),
+        async (r) => ({ status: r.status, body: (await r.json()) as { message: string; path: string } }),
       );
     const broken = await send('{"subscriberId":"json-1",}');
     assert.equal(broken.status, 400);
