@@ -56,8 +56,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // bench/live-off.patch takes them out). Over budget as first measured this way: 895 B and 852 B gzip;
 // after the size pass 805 B and 758 B (the rest of the builds shrinking moves these figures too);
 // with a refused stream not asked for again, 815 B and 769 B; 770 B in the ES build after the
-// refused inbox's hint (not a live feature: the files around live updates moved).
-const LIVE_CEILING = { scriptTag: 815, es: 770 };
+// refused inbox's hint and 771 B after the declined row's fix (neither is a live feature: the code
+// around live updates moved, and gzip finds other repeats).
+const LIVE_CEILING = { scriptTag: 815, es: 771 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [
