@@ -225,8 +225,8 @@ function openOnce(url, agent, subscriberId, onEvent) {
       res.setEncoding('utf8');
       let first = true;
       res.on('data', (chunk) => {
-        if (first && chunk.includes('event: unseen')) (first = false), ok(req);
-        if (onEvent && chunk.includes('event: message')) onEvent();
+        if (first && chunk.includes('"count":')) (first = false), ok(req);
+        if (onEvent && chunk.includes('"message":')) onEvent();
       });
       res.on('error', () => {});
     });

@@ -24,14 +24,21 @@ interface Sync {
   count: number;
 }
 
-/** An event of the stream, its fields as read: `event` (`unseen`, `message`, `refetch`), `data` (JSON) and `id`. */
-type Live = Record<string, string>;
+/**
+ * What an event of the stream carries (its one data line, JSON; README, "Live: the stream"): its id,
+ * and the unseen count, a new message, or neither (refetch).
+ */
+interface Live {
+  id?: string;
+  count?: number;
+  message?: Message;
+}
 
 /** What tabs tell each other (over BroadcastChannel). */
 type Note =
   | number // the leader's poll: the unseen count
   | Sync // a mutation, or the server's answer to one
-  | Live[] // what the leader's stream said, one read's events together
+  | string[] // what the leader's stream said: one read's events (their data) together
   | 'stale' // a mutation was rolled back
   | 'hello'; // a tab arrived: the leader answers with the count
 
@@ -315,29 +322,24 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         headers: this.#resume,
       });
       let buffer = '';
-      let f: Record<string, string> = {};
       this.#live = true;
       clearTimeout(this.#timer);
       // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
-      // regex's `m` flag has it); a blank line ends an event.
+      // regex's `m` flag has it). Each of the service's events is one `data:` line (its id inside),
+      // so a data line is an event; the others are `retry:`, `id:` and comments.
       const read = (text: string) => {
         const lines = (buffer += text).split(/\r\n?|\n/);
         buffer = lines.pop()!;
-        const notes: Live[] = [];
+        const notes: string[] = [];
         for (const line of lines) {
-          if (line) {
-            const [k, v] = line.split(/: ?(.*)/s);
-            f[k!] = v!;
-            continue;
-          }
+          const [k, v] = line.split(/: ?(.*)/s);
           // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
-          if (+f.retry! >= 500) this.#retry = +f.retry!;
-          if (f.event) {
-            notes.push(f);
-            this.#onLive(f);
+          if (k == 'retry' && +v! >= 500) this.#retry = +v!;
+          if (k == 'data') {
+            notes.push(v!);
+            this.#onLive(v!);
             this.#drops = 0;
           }
-          f = {};
         }
         this.#post(notes);
       };
@@ -358,33 +360,32 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     }
   }
 
-  /** An event of the stream, in every tab (each parses its data). */
-  #onLive({ event: type, data: text, id }: Live) {
-    if (id) this.#resume = { 'last-event-id': id };
-    let data: any;
+  /** An event of the stream (its data), in every tab (each parses it). */
+  #onLive(text: string) {
+    let live: Live;
     try {
-      data = text && JSON.parse(text);
+      live = JSON.parse(text);
     } catch {
-      type = 'refetch'; // unreadable: fetch afresh, and past its id
+      live = {}; // unreadable: a refetch
     }
-    if (type == 'unseen') this.#countChanged(data.count);
-    else {
-      // A refetch, or a new message: the first page is stale even when the count says nothing (a
-      // mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
-      this.#refetch();
-      if (type != 'message') return;
-      // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
-      // is unique to it): the first tab to take this message's lock tells the page (a visible tab
-      // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
-      const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message: data } }));
-      if (!this.#channel) tell();
-      else
-        setTimeout(
-          () =>
-            navigator.locks.request('notif:' + data._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
-          this.#hidden ? 99 : 0,
-        );
-    }
+    const { id, count, message } = live;
+    if (id) this.#resume = { 'last-event-id': id };
+    if (count != null) return this.#countChanged(count);
+    // A refetch, or a new message: the first page is stale even when the count says nothing (a
+    // mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
+    this.#refetch();
+    if (!message) return;
+    // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
+    // is unique to it): the first tab to take this message's lock tells the page (a visible tab
+    // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
+    const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } }));
+    if (!this.#channel) tell();
+    else
+      setTimeout(
+        () =>
+          navigator.locks.request('notif:' + message._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
+        this.#hidden ? 99 : 0,
+      );
   }
 
   #post(note: Note) {

@@ -1,12 +1,16 @@
 import { KEYS, type TestServer } from './helpers.ts';
 
 // A Server-Sent Events reader for server tests: opens a subscriber's stream over real HTTP and
-// collects its events.
+// collects its events. The stream has one kind of event (README, "Live: the stream"): each is named
+// here by what its data carries, `unseen` (data: {id, count}), `message` (data: the message) or
+// `refetch` (data: {id, refetch}), and `wire` keeps the data as sent.
 
 export interface SseEvent {
-  event: string;
+  event: 'unseen' | 'message' | 'refetch' | 'error';
   id?: string;
   data: any;
+  /** The data as sent (JSON). */
+  wire?: any;
 }
 
 export interface Stream {
@@ -77,17 +81,18 @@ export async function openStream(
         while ((cut = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, cut);
           buffer = buffer.slice(cut + 2);
-          const e: Partial<SseEvent> & { raw?: string } = {};
+          let id: string | undefined;
           let data = '';
           for (const line of block.split('\n')) {
             const m = /^([a-z]+): ?(.*)$/i.exec(line);
             if (!m) continue;
-            if (m[1] === 'event') e.event = m[2];
-            else if (m[1] === 'id') e.id = m[2];
+            if (m[1] === 'id') id = m[2];
             else if (m[1] === 'data') data += m[2];
           }
-          if (!e.event) continue;
-          stream.events.push({ event: e.event, id: e.id, data: data ? JSON.parse(data) : undefined });
+          if (!data) continue; // the retry block, a heartbeat
+          const wire = JSON.parse(data);
+          const event = wire.message ? 'message' : wire.count !== undefined ? 'unseen' : 'refetch';
+          stream.events.push({ event, id, data: wire.message ?? wire, wire });
           for (const w of waiters) w();
           waiters.clear();
         }

@@ -51,10 +51,16 @@ describe('notification stream', () => {
       assert.equal(first.data.count, 1);
       assert.match(first.id ?? '', /^[\w-]{22}$/, 'the commit number of the newest message, sealed for the subscriber');
       assert.match(s.text, /^retry: \d+\n\n/);
+      // One kind of event: no `event:` line, one `data:` line of JSON carrying the event's id.
+      assert.doesNotMatch(s.text, /^event:/m);
+      assert.deepEqual(first.wire, { id: first.id, count: 1 });
 
       await triggerEvent(server, { name: 'live', to: 'st-a', payload: { title: 'new one' } });
       const m = await s.next((e) => e.event === 'message', 'a message event');
       assert.equal(m.data.subject, 'new one');
+      assert.deepEqual(Object.keys(m.wire), ['id', 'message']);
+      assert.equal(m.wire.id, m.id);
+      assert.match(s.text, new RegExp(`^id: ${m.id}\ndata: \\{"id":"${m.id}","message":\\{.*\\}\\}\n\n`, 'm'), 'an id line and one data line');
       assert.notEqual(m.id, first.id, 'the new message has an id of its own');
       await s.next((e) => e.event === 'unseen' && e.data.count === 2, 'count 2');
 
@@ -102,6 +108,7 @@ describe('notification stream', () => {
     try {
       await lost.next((e) => e.event === 'unseen');
       assert.deepEqual(lost.events.map((e) => e.event), ['refetch', 'unseen']);
+      assert.deepEqual(lost.events[0]!.wire, { id: lost.events[0]!.id, refetch: true });
     } finally {
       lost.close();
     }

@@ -10,11 +10,13 @@ import { send, sseJson, StreamSlots } from '../stream-limits.ts';
 import { secretsFor } from '../secrets.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
-//   event: unseen   data: {"count": n}   at once on connect, then whenever the count changes
-//   event: message  data: <Message>      each new in-app message, in the order they were committed, with
-//                                         `feedIdentifier` (its step's feed, when it has one)
-//   event: refetch                        a reconnect missed more than the stream replays
-// Every event's `id:` is the commit number (`messages.seq`, engine/sequence.ts) of the newest
+// One kind of event (no `event:` line), its `data:` one line of JSON that carries everything the
+// client needs, its id included (so a reader need not tell events apart by name, nor keep `id:`):
+//   {"id", "count": n}         the unseen count, at once on connect, then whenever it changes
+//   {"id", "message": {...}}   each new in-app message, in the order they were committed, with
+//                              `feedIdentifier` (its step's feed, when it has one)
+//   {"id", "refetch": true}    a reconnect missed more than the stream replays
+// Every event's `id:` (the same as its data's `id`) is the commit number (`messages.seq`, engine/sequence.ts) of the newest
 // message the stream has told of (or the newest there is, at connect), sealed for its subscriber
 // (Secrets.eventIds: the numbers are shared by every environment, and their gaps would tell how
 // busy the others are). Numbers follow commit order, in every process, so a reconnect with
@@ -119,23 +121,26 @@ export function streamRoutes(app: App, ctx: AppContext) {
       if (!ended && out && !send(res, out)) end();
       out = '';
     };
-    const tell = (event: string, data: unknown) => write(`id: ${id()}\nevent: ${event}\ndata: ${sseJson(data)}\n\n`);
+    const tell = (data: { count: number } | { message: unknown } | { refetch: true }) => {
+      const at = id();
+      write(`id: ${at}\ndata: ${sseJson({ id: at, ...data })}\n\n`);
+    };
     /** Tells the messages committed since the last one told (or asks for a refetch when they are too many). */
     const catchUp = async () => {
       const rows = await after([subscriber.id, lastSeq]);
       if (rows.length > REPLAY) {
         lastSeq = await newest(subscriber.id);
-        return write(`id: ${id()}\nevent: refetch\ndata: \n\n`);
+        return tell({ refetch: true });
       }
       if (rows.length === 0) return;
       for (const [i, view] of (await views(rows)).entries()) {
         lastSeq = Number(rows[i]!.seq);
-        tell('message', view);
+        tell({ message: view });
       }
     };
     const count = async () => {
       const n = await unseen(subscriber.id);
-      if (n !== lastCount) tell('unseen', { count: (lastCount = n) });
+      if (n !== lastCount) tell({ count: (lastCount = n) });
     };
     // One change at a time, in the order heard; a failure ends the stream (the client reconnects).
     const queue = (work: () => Promise<unknown>) => {
@@ -176,7 +181,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
       } else {
         // A first connect, or an id of another kind: from the newest message on.
         lastSeq = await newest(subscriber.id);
-        if (from) write(`id: ${id()}\nevent: refetch\ndata: \n\n`);
+        if (from) tell({ refetch: true });
       }
       await count();
     });
