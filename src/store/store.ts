@@ -38,7 +38,7 @@ interface Live {
 type Note =
   | number // the leader's poll: the unseen count
   | Sync // a mutation, or the server's answer to one
-  | string[] // what the leader's stream said: one read's events (their data) together
+  | string[] // what the leader's stream said: one read's lines together
   | 'stale' // a mutation was rolled back
   | 'hello'; // a tab arrived: the leader answers with the count
 
@@ -210,7 +210,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
         if (data === 'hello') {
           if (this.#leader && this.counted) this.#post(this.state.unseenCount);
         } else if (typeof data == 'number') this.#countChanged(data);
-        else if (Array.isArray(data)) data.forEach((live) => this.#onLive(live));
+        else if (Array.isArray(data)) this.#hear(data);
         else if (data === 'stale') this.#refetch();
         else this.#sync(data);
       };
@@ -324,24 +324,13 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       let buffer = '';
       this.#live = true;
       clearTimeout(this.#timer);
-      // Line by line as the SSE spec reads it (lines end at CR, LF or CRLF; not at U+2028 as a
-      // regex's `m` flag has it). Each of the service's events is one `data:` line (its id inside),
-      // so a data line is an event; the others are `retry:`, `id:` and comments.
+      // Cut into lines as the SSE spec reads them (lines end at CR, LF or CRLF; not at U+2028 as a
+      // regex's `m` flag has it), heard here and relayed to the other tabs, which hear them alike.
       const read = (text: string) => {
         const lines = (buffer += text).split(/\r\n?|\n/);
         buffer = lines.pop()!;
-        const notes: string[] = [];
-        for (const line of lines) {
-          const [k, v] = line.split(/: ?(.*)/s);
-          // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
-          if (k == 'retry' && +v! >= 500) this.#retry = +v!;
-          if (k == 'data') {
-            notes.push(v!);
-            this.#onLive(v!);
-            this.#drops = 0;
-          }
-        }
-        this.#post(notes);
+        this.#hear(lines);
+        this.#post(lines);
       };
       await res.body!.pipeThrough(new TextDecoderStream()).pipeTo(new WritableStream({ write: read }));
       throw 0; // the service ended it
@@ -357,6 +346,22 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (this.#hidden) return this.#resign();
       void this.#poll();
       this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry || 1000, this.#drops++, retryAfter));
+    }
+  }
+
+  /**
+   * Lines of the stream, in every tab. Each of the service's events is one `data:` line (its id
+   * inside): a data line is an event; the others are `retry:`, `id:`, blank lines and comments.
+   */
+  #hear(lines: string[]) {
+    for (const line of lines) {
+      const [k, v] = line.split(/: ?(.*)/s);
+      // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
+      if (k == 'retry' && +v! >= 500) this.#retry = +v!;
+      if (k == 'data') {
+        this.#drops = 0; // the stream works: its backoff starts again
+        this.#onLive(v!);
+      }
     }
   }
 
