@@ -29,10 +29,12 @@ console.log(
 // stream refused with 401 or 403 not asked for again (issue 11's rule, which the pass had dropped)
 // to 22,933 B and 15,774 B; a refused inbox (401, 403) telling people access was refused instead of
 // to check their connection (a string in each language, a fix) to 22,994 B and 15,834 B; a row whose
-// renderMessage declined re-rendering alone, not the whole feed from its own update, to 22,995 B and 15,835 B.
+// renderMessage declined re-rendering alone, not the whole feed from its own update, to 22,995 B and 15,835 B;
+// a design pass (the stream's events of one kind, their JSON data carrying the id; its lines relayed
+// to the other tabs as read: README, "Size") to 22,962 B and 15,797 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_995, es: 15_835 };
+const CEILING = { scriptTag: 22_962, es: 15_797 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -57,8 +59,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // after the size pass 805 B and 758 B (the rest of the builds shrinking moves these figures too);
 // with a refused stream not asked for again, 815 B and 769 B; 770 B in the ES build after the
 // refused inbox's hint and 771 B after the declined row's fix (neither is a live feature: the code
-// around live updates moved, and gzip finds other repeats).
-const LIVE_CEILING = { scriptTag: 815, es: 771 };
+// around live updates moved, and gzip finds other repeats); the stream's events of one kind and its
+// lines relayed as read, 780 B and 733 B.
+const LIVE_CEILING = { scriptTag: 780, es: 733 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [
