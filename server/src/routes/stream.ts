@@ -16,10 +16,10 @@ import { secretsFor } from '../secrets.ts';
 //   {"id", "message": {...}}   each new in-app message, in the order they were committed, with
 //                              `feedIdentifier` (its step's feed, when it has one)
 //   {"id", "refetch": true}    a reconnect missed more than the stream replays
-// Every event's `id:` (the same as its data's `id`) is the commit number (`messages.seq`, engine/sequence.ts) of the newest
-// message the stream has told of (or the newest there is, at connect), sealed for its subscriber
-// (Secrets.eventIds: the numbers are shared by every environment, and their gaps would tell how
-// busy the others are). Numbers follow commit order, in every process, so a reconnect with
+// Every event's `id:` (its data's `id` too) is the commit number (`messages.seq`, engine/sequence.ts)
+// of the newest message the stream has told of (or the newest there is, at connect), sealed for its
+// subscriber (Secrets.eventIds: the numbers are shared by every environment, and their gaps would
+// tell how busy the others are). Numbers follow commit order, in every process, so a reconnect with
 // `Last-Event-ID` gets exactly the messages committed since (up to REPLAY of them, oldest first),
 // or `refetch` when there were more or the id is not one of this subscriber's. A change heard reads every message after the last one told, so a message
 // is never told twice, nor skipped when its change comes late.
