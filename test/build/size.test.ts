@@ -31,10 +31,11 @@ console.log(
 // to check their connection (a string in each language, a fix) to 22,994 B and 15,834 B; a row whose
 // renderMessage declined re-rendering alone, not the whole feed from its own update, to 22,995 B and 15,835 B;
 // a design pass (the stream's events of one kind, their JSON data carrying the id; its lines relayed
-// to the other tabs as read: README, "Size") to 22,962 B and 15,797 B.
+// to the other tabs as read: README, "Size") to 22,962 B and 15,797 B; the preferences' list
+// borders written once (li+li no longer set, then unset) to 22,956 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_962, es: 15_797 };
+const CEILING = { scriptTag: 22_956, es: 15_797 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -60,8 +61,10 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // with a refused stream not asked for again, 815 B and 769 B; 770 B in the ES build after the
 // refused inbox's hint and 771 B after the declined row's fix (neither is a live feature: the code
 // around live updates moved, and gzip finds other repeats); the stream's events of one kind and its
-// lines relayed as read, 780 B and 733 B.
-const LIVE_CEILING = { scriptTag: 780, es: 733 };
+// lines relayed as read, 780 B and 733 B; 781 B in the script-tag file after the preferences' list
+// borders were written once (no live code changed: the build without live updates lost 7 B, the
+// build 6 B).
+const LIVE_CEILING = { scriptTag: 781, es: 733 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

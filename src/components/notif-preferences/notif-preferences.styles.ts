@@ -17,8 +17,8 @@ export default [
     h2 { font-size: 1rem; font-weight: 600; }
     .body { flex: 1; min-block-size: 0; overflow-y: auto; }
     ul { list-style: none; padding: 0; }
-    [part=global], li+li { border-block-end: 1px solid var(--_border); }
-    li+li { border-block-start: 1px solid var(--_border); border-block-end: 0; }
+    [part=global] { border-block-end: 1px solid var(--_border); }
+    li+li { border-block-start: 1px solid var(--_border); }
     fieldset { margin: 0; padding: .25rem 0; border: 0; min-inline-size: 0; }
     legend { float: inline-start; inline-size: 100%; padding: .5rem var(--_space) 0; font-weight: 600; overflow-wrap: anywhere; }
     legend .row { padding: 0; }
