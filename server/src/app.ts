@@ -11,6 +11,7 @@ import type { Db } from './db/index.ts';
 import { KeyResolver, type Tenant } from './auth.ts';
 import { errorBody, errorMessage, HttpError, type FieldErrors } from './errors.ts';
 import { compression } from './compress.ts';
+import { AnswerCache } from './answer-cache.ts';
 import { idempotency } from './idempotency.ts';
 import { faults, InjectedFault } from './faults.ts';
 import { rateLimit, type RateLimitConfig } from './ratelimit.ts';
@@ -53,7 +54,15 @@ export interface AppConfig {
    */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /**
+   * Bytes of finished feed answers kept (server/src/answer-cache.ts), default 32 MB; 0 keeps none.
+   * SQLite only: on PostgreSQL the feed is always answered from the database.
+   */
+  feedCacheBytes?: number;
 }
+
+/** The feed answer cache's default size. */
+export const FEED_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** Keep-alive connections idle longer than this are closed: past a load balancer's usual 60 s. */
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -73,6 +82,8 @@ export interface PressureConfig {
 /** What every route module gets: the database and the services built on it. */
 export interface AppContext {
   db: Db;
+  /** The feed's answers (absent: off, or PostgreSQL). */
+  feedCache?: AnswerCache;
 }
 
 declare module 'fastify' {
@@ -232,7 +243,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     origin: '*',
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type', 'idempotency-key', 'x-subscriber-id', 'x-subscriber-hash', 'Last-Event-ID'],
-    exposedHeaders: ['Idempotency-Replay', 'Idempotency-Key', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    exposedHeaders: ['ETag', 'Idempotency-Replay', 'Idempotency-Key', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     // Two hours, Chromium's cap: a page polling from another origin sends one preflight per URL per
     // two hours instead of every ten minutes (bench/polling.mjs: 4.10 requests a minute with 600).
     maxAge: 7200,
@@ -318,7 +329,8 @@ export async function buildApp(config: AppConfig): Promise<App> {
     return reply.type(metrics.contentType).send(await metrics.text());
   });
 
-  const ctx: AppContext = { db: config.db };
+  const cacheBytes = config.feedCacheBytes ?? FEED_CACHE_BYTES;
+  const ctx: AppContext = { db: config.db, feedCache: config.db.dialect == 'sqlite' && cacheBytes > 0 ? new AnswerCache(cacheBytes) : undefined };
   subscriberRoutes(app, ctx);
   preferenceRoutes(app, ctx);
   integrationRoutes(app, ctx);
@@ -330,6 +342,8 @@ export async function buildApp(config: AppConfig): Promise<App> {
   streamRoutes(app, ctx);
   // Test-only: the streams this process holds (the elements' tests count them).
   if (config.faults) app.get('/__streams', async () => config.db.changes.listeners);
+  // Test-only: the feed answer cache's figures (null when off).
+  if (config.faults) app.get('/__feed-cache', async () => ctx.feedCache?.stats ?? null);
 
   return app;
 }

@@ -36,6 +36,9 @@ const USAGE = `notif-inbox service
 
   GET /health: alive. GET /ready: the database answers and its migrations are applied (503 otherwise).
 
+  NOTIF_FEED_CACHE_MB (default 32; 0 turns it off): megabytes of finished feed answers kept in memory
+      and served again while the subscriber's inbox is unchanged (SQLite; PostgreSQL never keeps them).
+
   NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
       may take to send a request's headers, and the whole request; then 408 and the connection closes.
 
@@ -124,6 +127,7 @@ async function main(argv: string[]) {
     rateLimit,
     headersTimeoutMs: Number(process.env.NOTIF_HEADERS_TIMEOUT_MS) || undefined,
     requestTimeoutMs: Number(process.env.NOTIF_REQUEST_TIMEOUT_MS) || undefined,
+    feedCacheBytes: feedCacheBytes(process.env.NOTIF_FEED_CACHE_MB),
     metricsToken,
     pressure: {
       maxEventLoopDelayMs: Number(process.env.NOTIF_MAX_EVENT_LOOP_DELAY_MS) || 1000,
@@ -171,6 +175,13 @@ async function registerEnvKeys(db: Db) {
   const list = process.env.NOTIF_API_KEYS;
   if (!list) return;
   for (const { key, org, env } of parseKeyList(list)) await registerKey(db, key, org, env);
+}
+
+function feedCacheBytes(megabytes: string | undefined): number | undefined {
+  if (megabytes === undefined || megabytes === '') return undefined;
+  const n = Number(megabytes);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`NOTIF_FEED_CACHE_MB must be a number of megabytes (0 for none), not '${megabytes}'`);
+  return Math.round(n * 1024 * 1024);
 }
 
 function rateLimitConfig(limit: string | undefined, scope: string | undefined): RateLimitConfig | undefined {

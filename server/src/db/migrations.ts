@@ -350,4 +350,34 @@ export const migrations: Record<string, Migration> = {
         begin ${remove} ${add('new')} end`.execute(db);
     },
   },
+  '0008_inbox_versions': {
+    // SQLite: a version of each subscriber's inbox, which changes whenever anything a feed answer
+    // shows could change, so the feed's answers can be kept and served again while it holds
+    // (server/src/answer-cache.ts). Triggers bump it in the writing transaction, whichever code
+    // writes: a message of the subscriber inserted, updated (any column) or deleted, and the
+    // subscriber's own row (embedded in every message). Templates (workflows, embedded too) are
+    // versioned per environment in template_versions. A bump is an upsert, so it counts whichever
+    // of these triggers and 0007's runs first on a subscriber's first message.
+    // PostgreSQL has none: see the README ("The feed's answer cache") for why it serves uncached.
+    async up(db: Kysely<any>) {
+      if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+      await sql`alter table inbox_counts add column version integer not null default 0`.execute(db);
+      await sql`create table template_versions (environment_id text primary key, version integer not null) without rowid`.execute(db);
+      const bump = (subscriber: string) =>
+        sql.raw(`insert into inbox_counts (subscriber_id, total, unseen, unread, version) values (${subscriber}, 0, 0, 0, 1)
+          on conflict (subscriber_id) do update set version = version + 1;`);
+      await sql`create trigger inbox_version_insert after insert on messages when new.channel = 'in_app' begin ${bump('new.subscriber_id')} end`.execute(db);
+      await sql`create trigger inbox_version_delete after delete on messages when old.channel = 'in_app' begin ${bump('old.subscriber_id')} end`.execute(db);
+      // (A message moved to another subscriber or channel changes both inboxes.)
+      await sql`create trigger inbox_version_update after update on messages when old.channel = 'in_app' or new.channel = 'in_app'
+        begin ${bump('old.subscriber_id')} ${bump('new.subscriber_id')} end`.execute(db);
+      await sql`create trigger inbox_version_subscriber after update on subscribers begin ${bump('new.id')} end`.execute(db);
+      const template = (row: 'new' | 'old') =>
+        sql.raw(`insert into template_versions (environment_id, version) values (${row}.environment_id, 1)
+          on conflict (environment_id) do update set version = version + 1;`);
+      await sql`create trigger template_version_insert after insert on workflows begin ${template('new')} end`.execute(db);
+      await sql`create trigger template_version_update after update on workflows begin ${template('old')} ${template('new')} end`.execute(db);
+      await sql`create trigger template_version_delete after delete on workflows begin ${template('old')} end`.execute(db);
+    },
+  },
 };

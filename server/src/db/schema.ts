@@ -231,6 +231,8 @@ export interface Database {
   preferences: PreferenceTable;
   /** SQLite only: kept by triggers (migration 0007), read by routes/feed.ts. */
   inbox_counts: InboxCountTable;
+  /** SQLite only: bumped by triggers on every change of an environment's workflows (migration 0008). */
+  template_versions: { environment_id: string; version: number };
 }
 
 export interface InboxCountTable {
@@ -238,4 +240,6 @@ export interface InboxCountTable {
   total: number;
   unseen: number;
   unread: number;
+  /** Changes with anything a feed answer of the subscriber shows (migration 0008). */
+  version: number;
 }

@@ -10,6 +10,8 @@ import { StringList, SubscriberIdParam } from '../schemas.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { feedIdentifiers, loadEmbeds } from './messages.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow } from '../views.ts';
+import { makeAnswer, sendAnswer } from '../answer-cache.ts';
+import { chooseEncoding } from '../compress.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
@@ -143,6 +145,7 @@ export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>
 export function feedRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
   const k = db.kysely;
+  const cache = ctx.feedCache;
 
   // A subscriber's internal id never changes (subscribers are not deleted or renamed), so the
   // lookup is remembered: a feed page without the embedded subscriber and an unseen count need no
@@ -165,6 +168,20 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const filter = q.payload !== undefined ? decodePayloadFilter(q.payload) : undefined;
     const feeds = feedIdentifiers(q.feedIdentifier);
     const fields = projection(q.fields);
+    const encoding = request.method == 'GET' ? chooseEncoding(request.headers['accept-encoding']) : undefined;
+
+    // The answer cache (SQLite): keyed by the inbox's version, read before anything the answer
+    // shows, so a kept answer is never older than the version it is kept under. The key holds the
+    // query as validated (unknown parameters were dropped) and normalized.
+    let key: string | undefined;
+    if (cache && request.method == 'GET') {
+      const tenant = request.tenant;
+      const id = await internalId(tenant, request.params.subscriberId);
+      const [version] = await run<{ inbox: number | null; templates: number | null }>(versionSql, [id, tenant.environmentId]);
+      key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, filter ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
+      const kept = cache.get(key);
+      if (kept) return sendAnswer(request, reply, kept);
+    }
     const embedSubscriber = !fields || fields.has('subscriber');
     const subscriber = embedSubscriber ? await findSubscriber(db, request.tenant, request.params.subscriberId) : undefined;
     const subscriberId = subscriber?.id ?? (await internalId(request.tenant, request.params.subscriberId));
@@ -204,8 +221,13 @@ export function feedRoutes(app: App, ctx: AppContext) {
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((r) => messageView<RawJson>(r, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
-    return reply.type('application/json; charset=utf-8').send(feedJson(views, fields, rest));
+    const answer = makeAnswer(feedJson(views, fields, rest), encoding);
+    if (key) cache!.set(key, answer);
+    return sendAnswer(request, reply, answer);
   });
+
+  // The versions an answer of the feed is kept under: the subscriber's inbox, the environment's templates.
+  const versionSql = `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`;
 
   /** Runs SQL written with `?` placeholders (PostgreSQL's $1, $2... put in their place). */
   const run = async <R>(text: string, params: readonly unknown[]): Promise<R[]> => {
