@@ -56,8 +56,8 @@ const ROUTES: { method: string; path: RegExp }[] = [
 ];
 
 /** Request headers passed on; answer headers passed back. Nothing else crosses. */
-const FORWARD = ['content-type', 'idempotency-key', 'last-event-id'];
-const RETURN = ['content-type', 'cache-control', 'retry-after', 'idempotency-replay', 'idempotency-key', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+const FORWARD = ['content-type', 'idempotency-key', 'last-event-id', 'if-none-match'];
+const RETURN = ['content-type', 'cache-control', 'etag', 'retry-after', 'idempotency-replay', 'idempotency-key', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
 
 export function subscriberHash(subscriberId: string, key: string): string {
   return createHmac('sha256', key).update(subscriberId).digest('hex');
@@ -133,8 +133,13 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       const value = answer.headers.get(name);
       if (value !== null) back.set(name, value);
     }
+    // The body passes decoded (fetch undoes the service's compression): its tag is the one of the
+    // plain text, which the service also takes in If-None-Match (a feed page the browser holds
+    // costs a 304 with no body).
+    const etag = back.get('etag');
+    if (etag) back.set('etag', etag.replace(/-(br|gzip)"$/, '"'));
     // Streamed through as it comes (a long-lived answer passes chunk by chunk), never buffered here.
-    return new Response(answer.status === 204 ? null : answer.body, { status: answer.status, headers: back });
+    return new Response(answer.status === 204 || answer.status === 304 ? null : answer.body, { status: answer.status, headers: back });
   };
 }
 

@@ -62,6 +62,21 @@ describe('inbox proxy', () => {
     assert.deepEqual(await unseen.json(), { count: 1 });
   });
 
+  it("passes the feed's ETag and a browser's If-None-Match through: 304 with no body while the page is current", async () => {
+    const path = '/v1/subscribers/ada/notifications/feed?limit=5';
+    const first = await call(path, { headers: { ...as('ada'), 'accept-encoding': 'br' } });
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag')!;
+    assert.match(etag, /^"[\w-]+"$/);
+    assert.doesNotMatch(etag, /-(br|gzip)"$/, 'the tag of the plain text the proxy answers with');
+    assert.equal(first.headers.get('cache-control'), 'private, no-cache');
+    await first.arrayBuffer();
+    const again = await call(path, { headers: { ...as('ada'), 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal(await again.text(), '');
+    assert.equal((await call(path, { headers: { ...as('ada'), 'if-none-match': '"stale"' } })).status, 200);
+  });
+
   it('refuses a missing or wrong hash (401) and another subscriber (403)', async () => {
     assert.equal((await call('/v1/subscribers/ada/notifications/feed')).status, 401);
     assert.equal((await call('/v1/subscribers/ada/notifications/feed', { headers: as('ada', subscriberHash('ada', 'wrong')) })).status, 401);
