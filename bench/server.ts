@@ -2,7 +2,9 @@
  * Server throughput: requests per second of the feed (limit 20) and the unseen count on 100,000
  * in-app messages over 1,000 subscribers (SQLite), next to a bare Node `http` server answering `{}`,
  * on the same machine in the same run. Servers run in their own processes; autocannon loads them
- * from this one.
+ * from this one. The feed is measured twice: as served (every page asked again, so after the
+ * warm-up from the answer cache, as a reopened bell or another tab's page is) and by a second
+ * service process with the cache off (every page read from the database).
  *
  *   npm run bench:server                      # 10 s per target
  *   BENCH_SECONDS=5 BENCH_MESSAGES=20000 npm run bench:server
@@ -214,6 +216,14 @@ async function main() {
       NOTIF_API_KEYS: `${KEY}=bench/production`,
     });
     children.push(service.child);
+    // The same service with the feed's answer cache off (NOTIF_FEED_CACHE_MB=0), on the same
+    // database: what every request costs when it is not answered from the cache (a first visit, a
+    // page just changed, PostgreSQL).
+    const uncached = await startProcess([...nodeFlags, '--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', dbPath, '--no-seed'], {
+      NOTIF_API_KEYS: `${KEY}=bench/production`,
+      NOTIF_FEED_CACHE_MB: '0',
+    });
+    children.push(uncached.child);
 
     const auth = { authorization: `ApiKey ${KEY}` };
     const subscribers = Array.from({ length: SUBSCRIBERS }, (_, i) => `user-${i}`);
@@ -228,6 +238,13 @@ async function main() {
     await load(
       'feed, limit 20, as the elements ask (fields, br)',
       service.url,
+      subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`),
+      { ...auth, 'accept-encoding': 'br, gzip' },
+    );
+    await load('feed, limit 20 (cache off)', uncached.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth);
+    await load(
+      'feed, limit 20, as the elements ask (fields, br) (cache off)',
+      uncached.url,
       subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`),
       { ...auth, 'accept-encoding': 'br, gzip' },
     );
