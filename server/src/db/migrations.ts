@@ -363,14 +363,14 @@ export const migrations: Record<string, Migration> = {
       if (db.getExecutor().adapter instanceof PostgresAdapter) return;
       await sql`alter table inbox_counts add column version integer not null default 0`.execute(db);
       await sql`create table template_versions (environment_id text primary key, version integer not null) without rowid`.execute(db);
-      const bump = (subscriber: string) =>
-        sql.raw(`insert into inbox_counts (subscriber_id, total, unseen, unread, version) values (${subscriber}, 0, 0, 0, 1)
+      const bump = (subscriber: string, when = 'true') =>
+        sql.raw(`insert into inbox_counts (subscriber_id, total, unseen, unread, version) select ${subscriber}, 0, 0, 0, 1 where ${when}
           on conflict (subscriber_id) do update set version = version + 1;`);
       await sql`create trigger inbox_version_insert after insert on messages when new.channel = 'in_app' begin ${bump('new.subscriber_id')} end`.execute(db);
       await sql`create trigger inbox_version_delete after delete on messages when old.channel = 'in_app' begin ${bump('old.subscriber_id')} end`.execute(db);
       // (A message moved to another subscriber or channel changes both inboxes.)
       await sql`create trigger inbox_version_update after update on messages when old.channel = 'in_app' or new.channel = 'in_app'
-        begin ${bump('old.subscriber_id')} ${bump('new.subscriber_id')} end`.execute(db);
+        begin ${bump('old.subscriber_id')} ${bump('new.subscriber_id', 'new.subscriber_id <> old.subscriber_id')} end`.execute(db);
       await sql`create trigger inbox_version_subscriber after update on subscribers begin ${bump('new.id')} end`.execute(db);
       const template = (row: 'new' | 'old') =>
         sql.raw(`insert into template_versions (environment_id, version) values (${row}.environment_id, 1)
