@@ -212,7 +212,7 @@ describe('the feed answer cache: ETag and 304', () => {
     assert.equal(res.headers.get('content-encoding'), 'br');
     const brTag = res.headers.get('etag')!;
     assert.match(brTag, /-br"$/);
-    assert.equal((await res.json()).data.length, 5);
+    assert.equal(((await res.json()) as { data: unknown[] }).data.length, 5);
     const plain = await server.get(`${feedPath('etag')}?limit=5`, { headers: { 'accept-encoding': 'identity' } });
     assert.notEqual(plain.headers.get('etag'), brTag);
     assert.equal((await server.get(`${feedPath('etag')}?limit=5`, { headers: { 'if-none-match': brTag, 'accept-encoding': 'identity' } })).status, 304);
