@@ -91,6 +91,29 @@ describe('the feed answer cache: every writer makes the next answer fresh', () =
     assert.deepEqual(body.data[0].content, [{ type: 'text', content: 'later' }]);
   });
 
+  it('a digest step run by the scheduler', async () => {
+    await createWorkflow(server, {
+      workflowId: 'cache-digest',
+      name: 'digest',
+      steps: [
+        { name: 'collect', type: 'digest', controlValues: { amount: 1, unit: 'seconds' } },
+        { name: 'inbox', type: 'in_app', controlValues: { body: '{{step.events.length}} events' } },
+      ],
+    });
+    await inbox('w-digest', 1);
+    for (let i = 0; i < 2; i++) await triggerEvent(server, { name: 'cache-digest', to: 'w-digest', payload: { i } });
+    const before = await keptFeed(server, 'w-digest');
+    assert.equal(before.totalCount, 1);
+    const deadline = Date.now() + 1000 + ON_TIME_MS;
+    let body = before;
+    while (body.totalCount === 1 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      body = await getFeed(server, 'w-digest');
+    }
+    assert.equal(body.totalCount, 2, 'the digest shows in the feed');
+    assert.deepEqual(body.data[0].content, [{ type: 'text', content: '2 events' }]);
+  });
+
   it('mark-as, mark-all and the unread tab', async () => {
     await inbox('w-mark', 3);
     const all = await keptFeed(server, 'w-mark');
@@ -205,6 +228,10 @@ describe('the feed answer cache: ETag and 304', () => {
       assert.equal(again.headers.get('etag'), etag);
     }
     assert.equal((await server.get(feedPath('etag'), { headers: { 'if-none-match': '"other"' } })).status, 200);
+    // A page on another origin gets the 304 too (its browser revalidates with the tag it kept).
+    const cross = await server.get(feedPath('etag'), { headers: { origin: 'https://app.example', 'if-none-match': etag } });
+    assert.equal(cross.status, 304);
+    assert.equal(cross.headers.get('access-control-allow-origin'), '*');
   });
 
   it('each encoding has its own tag; the same text in another encoding is still current', async () => {
