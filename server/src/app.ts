@@ -200,7 +200,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
     if (closing) reply.header('connection', 'close');
     return payload;
   });
-  const metrics = appMetrics(config.db, () => app.server);
+  const cacheBytes = config.feedCacheBytes ?? FEED_CACHE_BYTES;
+  const feedCache = config.db.dialect == 'sqlite' && cacheBytes > 0 ? new AnswerCache(cacheBytes) : undefined;
+  const metrics = appMetrics(config.db, () => app.server, feedCache);
   app.addHook('onResponse', async (request, reply) => {
     metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
@@ -329,8 +331,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     return reply.type(metrics.contentType).send(await metrics.text());
   });
 
-  const cacheBytes = config.feedCacheBytes ?? FEED_CACHE_BYTES;
-  const ctx: AppContext = { db: config.db, feedCache: config.db.dialect == 'sqlite' && cacheBytes > 0 ? new AnswerCache(cacheBytes) : undefined };
+  const ctx: AppContext = { db: config.db, feedCache };
   subscriberRoutes(app, ctx);
   preferenceRoutes(app, ctx);
   integrationRoutes(app, ctx);

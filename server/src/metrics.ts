@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { sql } from 'kysely';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from './db/index.ts';
+import type { AnswerCache } from './answer-cache.ts';
 
 // Metrics in Prometheus text (GET /metrics, app.ts). What the engine counts wherever it runs
 // (webhook failures, the scheduler's lateness) is one set per process, here; what an app serves
@@ -34,8 +35,8 @@ export interface AppMetrics {
   contentType: string;
 }
 
-/** The metrics of one app: request durations by route, open connections, due and running jobs. */
-export function appMetrics(db: Db, server: () => Server): AppMetrics {
+/** The metrics of one app: request durations by route, open connections, due and running jobs, the feed's answer cache. */
+export function appMetrics(db: Db, server: () => Server, feedCache?: AnswerCache): AppMetrics {
   const registry = new Registry();
   const durations = new Histogram({
     name: 'notif_http_request_duration_seconds',
@@ -69,6 +70,22 @@ export function appMetrics(db: Db, server: () => Server): AppMetrics {
       this.set(await countJobs(db, 'running'));
     },
   });
+  if (feedCache) {
+    // Counted by the cache itself; these read its figures when scraped.
+    const figure = (name: string, help: string, read: () => number, type: typeof Gauge | typeof Counter = Gauge) =>
+      new type({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    figure('notif_feed_cache_hits_total', 'Feed requests answered from the answer cache', () => feedCache.hits, Counter);
+    figure('notif_feed_cache_misses_total', 'Feed requests the answer cache could not answer (read from the database)', () => feedCache.misses, Counter);
+    figure('notif_feed_cache_bytes', 'Bytes the feed answer cache holds (NOTIF_FEED_CACHE_MB bounds them)', () => feedCache.stats.bytes);
+  }
   const both = () => Registry.merge([engineRegistry, registry]);
   return {
     observe: (method, route, status, seconds) => durations.observe({ method, route, status_code: String(status) }, seconds),
