@@ -3,11 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { encode, THRESHOLD } from './compress.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
-// not changed. An entry's key holds the inbox's version (migration 0008: triggers change it with
-// every write a feed answer could show, in the writing transaction), so an answer is never served
-// after a change: the next request reads the new version and finds no entry. Old versions' entries
-// are never served again and leave as the least recently used. SQLite only (see README, "The
-// feed's answer cache").
+// not changed. An entry's key holds the inbox's version, read from the database on every request
+// (migration 0008: triggers change it with every write a feed answer could show, in the writing
+// transaction, on SQLite and PostgreSQL), so an answer is never served after a change, whichever
+// process made it: the next request reads the new version and finds no entry. Old versions'
+// entries are never asked for again and leave as the least recently used.
 
 /** A finished answer: its bytes as sent, their encoding, and its entity tag. */
 export interface Answer {

@@ -56,7 +56,6 @@ export interface AppConfig {
   requestTimeoutMs?: number;
   /**
    * Bytes of finished feed answers kept (server/src/answer-cache.ts), default 32 MB; 0 keeps none.
-   * SQLite only: on PostgreSQL the feed is always answered from the database.
    */
   feedCacheBytes?: number;
 }
@@ -82,7 +81,7 @@ export interface PressureConfig {
 /** What every route module gets: the database and the services built on it. */
 export interface AppContext {
   db: Db;
-  /** The feed's answers (absent: off, or PostgreSQL). */
+  /** The feed's answers (absent: off). */
   feedCache?: AnswerCache;
 }
 
@@ -201,7 +200,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     return payload;
   });
   const cacheBytes = config.feedCacheBytes ?? FEED_CACHE_BYTES;
-  const feedCache = config.db.dialect == 'sqlite' && cacheBytes > 0 ? new AnswerCache(cacheBytes) : undefined;
+  const feedCache = cacheBytes > 0 ? new AnswerCache(cacheBytes) : undefined;
   const metrics = appMetrics(config.db, () => app.server, feedCache);
   app.addHook('onResponse', async (request, reply) => {
     metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);

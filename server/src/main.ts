@@ -37,7 +37,7 @@ const USAGE = `notif-inbox service
   GET /health: alive. GET /ready: the database answers and its migrations are applied (503 otherwise).
 
   NOTIF_FEED_CACHE_MB (default 32; 0 turns it off): megabytes of finished feed answers kept in memory
-      and served again while the subscriber's inbox is unchanged (SQLite; PostgreSQL never keeps them).
+      and served again while the subscriber's inbox is unchanged (its version is read from the database).
 
   NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
       may take to send a request's headers, and the whole request; then 408 and the connection closes.

@@ -358,9 +358,16 @@ export const migrations: Record<string, Migration> = {
     // subscriber's own row (embedded in every message). Templates (workflows, embedded too) are
     // versioned per environment in template_versions. A bump is an upsert, so it counts whichever
     // of these triggers and 0007's runs first on a subscriber's first message.
-    // PostgreSQL has none: see the README ("The feed's answer cache") for why it serves uncached.
+    //
+    // PostgreSQL: no row every writer updates (0007's reason), but rows every writer inserts, which
+    // lock nothing: each statement that changes a subscriber's in-app messages, or a subscriber,
+    // adds a row of weight 1 per subscriber to inbox_changes (workflows: per environment to
+    // template_changes), and the version is the sum of the subscriber's weights. Commits become
+    // visible in one order, so a sum is reached once: a later state has a larger sum whatever the
+    // order the writers started in. The feed folds a subscriber's rows into one of their total
+    // weight (same sum) when they pile up.
     async up(db: Kysely<any>) {
-      if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+      if (db.getExecutor().adapter instanceof PostgresAdapter) return changeRows(db);
       await sql`alter table inbox_counts add column version integer not null default 0`.execute(db);
       await sql`create table template_versions (environment_id text primary key, version integer not null) without rowid`.execute(db);
       const bump = (subscriber: string, when = 'true') =>
@@ -381,3 +388,34 @@ export const migrations: Record<string, Migration> = {
     },
   },
 };
+
+/** Migration 0008 on PostgreSQL: the insert-only change rows the feed's versions are sums of. */
+async function changeRows(db: Kysely<any>) {
+  for (const [table, column] of [['inbox_changes', 'subscriber_id'], ['template_changes', 'environment_id']]) {
+    await sql.raw(`create table ${table} (${column} text not null, weight bigint not null)`).execute(db);
+    await sql.raw(`create index ${table}_key on ${table} (${column}) include (weight)`).execute(db);
+  }
+  // One function per table changed; each trigger names its transition tables old_rows / new_rows.
+  const fn = (name: string, target: string, rows: (t: string) => string) =>
+    sql.raw(`create function ${name}() returns trigger language plpgsql as $$
+      begin
+        if TG_OP = 'INSERT' then insert into ${target} ${rows('new_rows')};
+        elsif TG_OP = 'DELETE' then insert into ${target} ${rows('old_rows')};
+        else insert into ${target} ${rows('old_rows')} union ${rows('new_rows')};
+        end if;
+        return null;
+      end $$`);
+  await fn('messages_changed', 'inbox_changes', (t) => `select distinct subscriber_id, 1 from ${t} where channel = 'in_app'`).execute(db);
+  await fn('subscribers_changed', 'inbox_changes', (t) => `select distinct id, 1 from ${t}`).execute(db);
+  await fn('workflows_changed', 'template_changes', (t) => `select distinct environment_id, 1 from ${t}`).execute(db);
+  for (const [table, fnName, ops] of [
+    ['messages', 'messages_changed', ['insert', 'update', 'delete']],
+    ['subscribers', 'subscribers_changed', ['update']],
+    ['workflows', 'workflows_changed', ['insert', 'update', 'delete']],
+  ] as const) {
+    for (const op of ops) {
+      const referencing = op == 'insert' ? 'new table as new_rows' : op == 'delete' ? 'old table as old_rows' : 'old table as old_rows new table as new_rows';
+      await sql.raw(`create trigger ${table}_changed_${op} after ${op} on ${table} referencing ${referencing} for each statement execute function ${fnName}()`).execute(db);
+    }
+  }
+}

@@ -142,6 +142,9 @@ export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>
   return sql<SqlBool>`(${sql.join(tests, sql` and `)})`;
 }
 
+/** PostgreSQL: change rows of one subscriber (or environment) past which the feed folds them into one. */
+const MAX_CHANGE_ROWS = 32;
+
 export function feedRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
   const k = db.kysely;
@@ -170,14 +173,16 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const fields = projection(q.fields);
     const encoding = request.method == 'GET' ? chooseEncoding(request.headers['accept-encoding']) : undefined;
 
-    // The answer cache (SQLite): keyed by the inbox's version, read before anything the answer
+    // The answer cache: keyed by the inbox's version, read before anything the answer
     // shows, so a kept answer is never older than the version it is kept under. The key holds the
     // query as validated (unknown parameters were dropped) and normalized.
     let key: string | undefined;
     if (cache && request.method == 'GET') {
       const tenant = request.tenant;
       const id = await internalId(tenant, request.params.subscriberId);
-      const [version] = await run<{ inbox: number | null; templates: number | null }>(versionSql, [id, tenant.environmentId]);
+      const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId]);
+      if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', 'subscriber_id', id);
+      if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', 'environment_id', tenant.environmentId);
       key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, filter ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
       const kept = cache.get(key);
       if (kept) return sendAnswer(request, reply, kept);
@@ -226,8 +231,35 @@ export function feedRoutes(app: App, ctx: AppContext) {
     return sendAnswer(request, reply, answer);
   });
 
-  // The versions an answer of the feed is kept under: the subscriber's inbox, the environment's templates.
-  const versionSql = `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`;
+  // The versions an answer of the feed is kept under: the subscriber's inbox, the environment's
+  // templates (migration 0008). SQLite: a row each, kept by triggers. PostgreSQL: sums of change
+  // rows, with how many rows each sum read.
+  const versionSql =
+    db.dialect == 'sqlite'
+      ? `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`
+      : `with i as (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = ?),
+           t as (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = ?)
+         select i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from i, t`;
+
+  /**
+   * PostgreSQL: folds the change rows of a subscriber (or an environment's templates) into one
+   * row of their total weight, in one statement: the sum, the version, stays, and rows a writer
+   * adds meanwhile stay as they are. Another process folding the same rows at once skips those
+   * already deleted, so no weight is counted twice or lost.
+   */
+  const folding = new Set<string>();
+  const fold = async (table: 'inbox_changes' | 'template_changes', column: 'subscriber_id' | 'environment_id', value: string) => {
+    if (folding.has(value)) return;
+    folding.add(value);
+    try {
+      await run(`with gone as (delete from ${table} where ${column} = ? returning weight)
+        insert into ${table} (${column}, weight) select ?, sum(weight) from gone having sum(weight) > 0`, [value, value]);
+    } catch (err) {
+      app.log.warn({ err }, 'folding change rows failed');
+    } finally {
+      folding.delete(value);
+    }
+  };
 
   /** Runs SQL written with `?` placeholders (PostgreSQL's $1, $2... put in their place). */
   const run = async <R>(text: string, params: readonly unknown[]): Promise<R[]> => {
