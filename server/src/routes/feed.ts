@@ -173,9 +173,9 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const fields = projection(q.fields);
     const encoding = request.method == 'GET' ? chooseEncoding(request.headers['accept-encoding']) : undefined;
 
-    // The answer cache: keyed by the inbox's version, read before anything the answer
-    // shows, so a kept answer is never older than the version it is kept under. The key holds the
-    // query as validated (unknown parameters were dropped) and normalized.
+    // The answer cache (server/src/answer-cache.ts): keyed by the inbox's versions, read before
+    // anything the answer shows, so a kept answer is never older than the versions it is kept
+    // under. The key holds the query as validated (unknown parameters were dropped) and normalized.
     let key: string | undefined;
     if (cache && request.method == 'GET') {
       const tenant = request.tenant;
