@@ -87,7 +87,7 @@ async function database() {
 }
 
 async function service(name) {
-  const s = await startService({ key: KEY, tenant: 'bench/live', name, db: await database() });
+  const s = await startService({ key: KEY, tenant: 'bench/live', name, db: await database(), built: true });
   cleanup.push(s.stop);
   const call = async (method, path, body) => {
     const res = await fetch(s.url + path, { method, headers: { authorization: `ApiKey ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
