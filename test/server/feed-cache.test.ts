@@ -198,6 +198,30 @@ describe('the feed answer cache: every writer makes the next answer fresh', () =
     assert.equal((await getFeed(server, 'w-fold')).data[0].read, true);
   });
 
+  it('PostgreSQL: the scheduler folds the change rows of a subscriber whose feed nobody reads', async (t) => {
+    if (!server.postgres) return t.skip('PostgreSQL only (SQLite keeps one version row)');
+    await inbox('w-unread', 1);
+    const [{ _id: id }] = (await getFeed(server, 'w-unread')).data;
+    const rows = async () =>
+      (await sqlOn(server, 'select count(*) as n, sum(weight) as w from inbox_changes c join subscribers s on s.id = c.subscriber_id where s.subscriber_id = ?', ['w-unread']))[0];
+    for (let i = 0; i < 40; i++) {
+      const r = await server.post('/v1/subscribers/w-unread/messages/mark-as', { messageId: id, markAs: i % 2 ? 'unread' : 'read' });
+      assert.equal(r.status, 201);
+    }
+    const piled = await rows();
+    assert.ok(Number(piled.n) > 32, `${piled.n} rows`);
+    // A second process on the database sweeps every 200 ms; nobody reads this subscriber's feed.
+    const sweeper = await start({ NOTIF_CHANGE_SWEEP_MS: '200' }, server.dbPath);
+    try {
+      for (let i = 0; i < 60 && Number((await rows()).n) > 1; i++) await new Promise((r) => setTimeout(r, 100));
+      const folded = await rows();
+      assert.equal(Number(folded.n), 1, 'folded by the sweep');
+      assert.equal(Number(folded.w), Number(piled.w), 'the version (their sum) unchanged');
+    } finally {
+      await sweeper.stop();
+    }
+  });
+
   it('environments and organizations never share answers', async () => {
     for (const key of [KEYS.a, KEYS.b, KEYS.other]) {
       await inAppWorkflow(server, 'cache-env', { body: `from ${key}` }, key);

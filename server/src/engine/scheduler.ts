@@ -5,6 +5,7 @@ import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
 import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
 import { onScheduled } from './waits.ts';
+import { sweepChangeRows } from '../db/change-rows.ts';
 
 // The persistent scheduler. Waiting jobs live in the database only: status `delayed` (a delay or a
 // digest window) or `queued` (the step after a wait, handed to whoever woke the wait), with `run_at`
@@ -35,6 +36,11 @@ export interface SchedulerOptions {
   worker?: string;
   /** Where unexpected errors go (default console.error). */
   onError?: (err: unknown) => void;
+  /**
+   * PostgreSQL: how often a step of the change rows' sweep runs (db/change-rows.ts: the rows of
+   * subscribers whose feed nobody reads are folded too; default 60 s; env NOTIF_CHANGE_SWEEP_MS).
+   */
+  sweepMs?: number;
 }
 
 const WAITING = ['delayed', 'queued'] as const;
@@ -52,6 +58,9 @@ export class Scheduler {
   private wakeSleeper: (() => void) | undefined;
   private sleepingUntil = 0;
   private unlisten: (() => void) | undefined;
+  private readonly sweepMs: number;
+  private nextSweep = 0;
+  private swept: { inbox_changes?: string; template_changes?: string } = {};
   /** Jobs this process has run (woken waits and queued steps), for logs and tests. */
   fired = 0;
 
@@ -65,6 +74,8 @@ export class Scheduler {
     this.leaseMs = options.leaseMs ?? leaseMs();
     this.worker = options.worker ?? processWorker;
     this.onError = options.onError ?? ((err) => console.error('scheduler:', err));
+    this.sweepMs = options.sweepMs ?? (Number(process.env.NOTIF_CHANGE_SWEEP_MS) || 60_000);
+    this.nextSweep = Date.now() + this.sweepMs;
   }
 
   start(): void {
@@ -120,6 +131,7 @@ export class Scheduler {
       try {
         const claimed = await this.runDue();
         if (!this.running) break;
+        if (this.store.dialect == 'postgres' && Date.now() >= this.nextSweep) await this.sweep();
         if (claimed >= this.batch) continue;
         const next = await this.nextDue();
         if (next !== undefined) wait = Math.min(this.pollMs, Math.max(claimed === 0 ? 5 : 0, next - Date.now()));
@@ -128,6 +140,18 @@ export class Scheduler {
       }
       if (this.running && wait > 0) await this.sleep(wait);
     }
+  }
+
+  /** One step of the change rows' sweep on each table (PostgreSQL), going on from where the last left off. */
+  async sweep(): Promise<number> {
+    this.nextSweep = Date.now() + this.sweepMs;
+    let folded = 0;
+    for (const table of ['inbox_changes', 'template_changes'] as const) {
+      const step = await sweepChangeRows(this.store.kysely, table, this.swept[table]);
+      this.swept[table] = step.last;
+      folded += step.folded;
+    }
+    return folded;
   }
 
   /**

@@ -12,6 +12,7 @@ import { feedIdentifiers, loadEmbeds } from './messages.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow } from '../views.ts';
 import { makeAnswer, sendAnswer } from '../answer-cache.ts';
 import { chooseEncoding } from '../compress.ts';
+import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
@@ -142,8 +143,6 @@ export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>
   return sql<SqlBool>`(${sql.join(tests, sql` and `)})`;
 }
 
-/** PostgreSQL: change rows of one subscriber (or environment) past which the feed folds them into one. */
-const MAX_CHANGE_ROWS = 32;
 
 export function feedRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
@@ -181,8 +180,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
       const tenant = request.tenant;
       const id = await internalId(tenant, request.params.subscriberId);
       const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId]);
-      if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', 'subscriber_id', id);
-      if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', 'environment_id', tenant.environmentId);
+      if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', id);
+      if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', tenant.environmentId);
       key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, filter ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
       const kept = cache.get(key);
       if (kept) return sendAnswer(request, reply, kept);
@@ -241,19 +240,13 @@ export function feedRoutes(app: App, ctx: AppContext) {
            t as (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = ?)
          select i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from i, t`;
 
-  /**
-   * PostgreSQL: folds the change rows of a subscriber (or an environment's templates) into one
-   * row of their total weight, in one statement: the sum, the version, stays, and rows a writer
-   * adds meanwhile stay as they are. Another process folding the same rows at once skips those
-   * already deleted, so no weight is counted twice or lost.
-   */
+  /** PostgreSQL: folds a subscriber's (or an environment's) change rows as they pile up (db/change-rows.ts), one fold at a time each. */
   const folding = new Set<string>();
-  const fold = async (table: 'inbox_changes' | 'template_changes', column: 'subscriber_id' | 'environment_id', value: string) => {
+  const fold = async (table: ChangeTable, value: string) => {
     if (folding.has(value)) return;
     folding.add(value);
     try {
-      await run(`with gone as (delete from ${table} where ${column} = ? returning weight)
-        insert into ${table} (${column}, weight) select ?, sum(weight) from gone having sum(weight) > 0`, [value, value]);
+      await foldChangeRows(k, table, value);
     } catch (err) {
       app.log.warn({ err }, 'folding change rows failed');
     } finally {
