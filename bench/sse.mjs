@@ -1,7 +1,8 @@
 // The stream's SSE layer, written by hand (server/src/routes/stream.ts) against @fastify/sse, on the
 // same Fastify version in the same run: memory per idle stream, and the time to tell every stream one
 // event. Both servers do what the service's stream does at this layer: a `retry:` hint on connect, a
-// heartbeat comment every 25 s, `id:` / `event:` / `data:` per event with the data serialized for each
+// heartbeat comment every 25 s, an `id:` and one `data:` line of JSON (carrying the id and the
+// message, the stream's one kind of event) per event, serialized for each
 // stream (each subscriber's message is its own), and cleanup on close.
 //
 //   node bench/sse.mjs                    installs @fastify/sse (latest) and this project's Fastify
@@ -42,7 +43,7 @@ if (mode === 'hand') {
       res.write(text);
       if (res.writableLength > MAX_BUFFERED) res.destroy();
     };
-    const stream = { tell: (id, event, data) => send('id: ' + id + '\\nevent: ' + event + '\\ndata: ' + JSON.stringify(data) + '\\n\\n') };
+    const stream = { tell: (id, message) => send('id: ' + id + '\\ndata: ' + JSON.stringify({ id, message }) + '\\n\\n') };
     const end = () => {
       clearInterval(heartbeat);
       open.delete(stream);
@@ -60,7 +61,7 @@ if (mode === 'hand') {
   app.register(async (app) => {
     app.get('/stream', { sse: 'only' }, async (request, reply) => {
       reply.sse.keepAlive();
-      const stream = { tell: (id, event, data) => reply.sse.send({ id, event, data }) };
+      const stream = { tell: (id, message) => reply.sse.send({ id, data: { id, message } }) };
       reply.sse.onClose(() => open.delete(stream));
       open.add(stream);
       // (A retry hint alone is refused, "Invalid SSE source type": it goes with an empty data line.)
@@ -72,7 +73,7 @@ app.post('/publish', async () => {
   seq++;
   const message = { _id: 'm' + seq, subject: 'Ada commented', content: [{ type: 'text', content: 'A comment of some length, about fifty characters.' }], read: false, seen: false, createdAt: new Date().toISOString() };
   const started = process.hrtime.bigint();
-  for (const stream of open) stream.tell(String(seq), 'message', message);
+  for (const stream of open) stream.tell(String(seq), message);
   return { streams: open.size, ms: Number(process.hrtime.bigint() - started) / 1e6 };
 });
 app.get('/gc', async () => (global.gc(), {}));
@@ -118,7 +119,7 @@ async function measure(dir, mode) {
             if (++ready === STREAMS) opened();
             else if (started < STREAMS) open();
           }
-          if (live && waiting && text.includes('event: message')) {
+          if (live && waiting && text.includes('"message":')) {
             text = '';
             if (--pending === 0) waiting();
           }
