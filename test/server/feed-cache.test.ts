@@ -222,6 +222,14 @@ describe('the feed answer cache: every writer makes the next answer fresh', () =
     }
   });
 
+  it('payload filters that decode alike are kept apart: a number past a double\'s range is not null', async () => {
+    await triggerEvent(server, { name: 'cache-note', to: 'w-filter', payload: { i: null } });
+    const filter = (json: string) => ({ payload: Buffer.from(json).toString('base64') });
+    const huge = (await getFeed(server, 'w-filter', filter('{"i":1e999}'))).totalCount;
+    assert.equal((await getFeed(server, 'w-filter', filter('{"i":null}'))).totalCount, 1, 'the null filter finds the message');
+    assert.equal((await getFeed(server, 'w-filter', filter('{"i":1e999}'))).totalCount, huge, 'and the other answer is its own');
+  });
+
   it('environments and organizations never share answers', async () => {
     for (const key of [KEYS.a, KEYS.b, KEYS.other]) {
       await inAppWorkflow(server, 'cache-env', { body: `from ${key}` }, key);

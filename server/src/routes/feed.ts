@@ -174,7 +174,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
 
     // The answer cache (server/src/answer-cache.ts): keyed by the inbox's versions, read before
     // anything the answer shows, so a kept answer is never older than the versions it is kept
-    // under. The key holds the query as validated (unknown parameters were dropped) and normalized.
+    // under. The key holds the query as validated (unknown parameters were dropped) and normalized;
+    // the payload filter as sent (its decoded form would write a number past a double's range as null).
     let key: string | undefined;
     if (cache && request.method == 'GET') {
       const tenant = request.tenant;
@@ -182,7 +183,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
       const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId]);
       if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', id);
       if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', tenant.environmentId);
-      key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, filter ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
+      key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, q.payload ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
       const kept = cache.get(key);
       if (kept) return sendAnswer(request, reply, kept);
     }
