@@ -86,6 +86,9 @@ async function nonPublic(p: number): Promise<string[]> {
     'http://100.64.0.1/',
     'http://[fd00::1]/',
     'http://[fe80::1]/',
+    `http://[::127.0.0.1]:${p}/m`,
+    `http://localhost..:${p}/n`,
+    'http://metadata.google.internal../computeMetadata/v1/',
     `https://127.0.0.1:${p}/k`,
   ];
   return targets;

@@ -59,13 +59,16 @@ class RefusedAddress extends Error {}
 /** Why `address` may not be reached, or null when it is a public unicast address. */
 export function refusedAddress(address: string): string | null {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
-  const range = ipaddr.process(address).range();
+  const ip = ipaddr.process(address);
+  // ::a.b.c.d (IPv4-compatible, deprecated): ipaddr.js calls it unicast, but it names an IPv4 address.
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return `${address} is an IPv4-compatible address`;
+  const range = ip.range();
   return range === 'unicast' ? null : `${address} is a ${range} address`;
 }
 
 /** Refuses names that are never public (metadata services, localhost and .internal/.local names). */
 function refusedName(hostname: string): string | null {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
+  const name = hostname.toLowerCase().replace(/\.+$/, '');
   if (METADATA_HOSTS.has(name)) return `${name} is a metadata service`;
   if (name === 'localhost' || /\.(localhost|internal|local|home\.arpa)$/.test(name)) return `${name} is not a public name`;
   return null;
