@@ -165,7 +165,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     parseJsonBody(request, body as string, (err: Error | null, value?: unknown) => {
       if ((err as FastifyError | null)?.code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return done(err, value);
       try {
-        JSON.parse(body as string);
+        JSON.parse((body as string).replace(/^\uFEFF/, '')); // (a byte-order mark is allowed, as Fastify's parser allows it)
       } catch (syntax) {
         return done(new HttpError(400, `Body is not valid JSON: ${(syntax as Error).message}`), undefined);
       }

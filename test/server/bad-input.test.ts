@@ -128,7 +128,7 @@ describe('the bad-input corpus', () => {
     const broken = await send('{"subscriberId":"json-1",}');
     assert.equal(broken.status, 400);
     assert.match(broken.body.message, /^Body is not valid JSON: .*position 25/);
-    for (const body of ['{"subscriberId":"json-2","__proto__":{"admin":true}}', '{"subscriberId":"json-2","data":{"constructor":{"prototype":{"admin":true}}}}', '{"subscriberId":"json-2","\u005f_proto__":{}}']) {
+    for (const body of ['{"subscriberId":"json-2","__proto__":{"admin":true}}', '{"subscriberId":"json-2","data":{"constructor":{"prototype":{"admin":true}}}}', '{"subscriberId":"json-2","\\u005f_proto__":{}}', '\uFEFF{"subscriberId":"json-2","__proto__":{}}']) {
       const r = await send(body);
       assert.equal(r.status, 400, body);
       assert.match(r.body.message, /^Body holds a key that is not allowed: __proto__/, body);
