@@ -39,7 +39,7 @@ const USAGE = `notif-inbox service
   NOTIF_FEED_CACHE_MB (default 32; 0 turns it off): megabytes of finished feed answers kept in memory
       and served again while the subscriber's inbox is unchanged (its version is read from the database).
       On PostgreSQL the scheduler folds the versions' change rows of 1,000 more subscribers every
-      NOTIF_CHANGE_SWEEP_MS (default 60000).
+      NOTIF_CHANGE_SWEEP_MS (default 60000; 0 never).
 
   NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
       may take to send a request's headers, and the whole request; then 408 and the connection closes.

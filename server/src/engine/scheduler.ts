@@ -38,7 +38,8 @@ export interface SchedulerOptions {
   onError?: (err: unknown) => void;
   /**
    * PostgreSQL: how often a step of the change rows' sweep runs (db/change-rows.ts: the rows of
-   * subscribers whose feed nobody reads are folded too; default 60 s; env NOTIF_CHANGE_SWEEP_MS).
+   * subscribers whose feed nobody reads are folded too; default 60 s, 0 for never; env
+   * NOTIF_CHANGE_SWEEP_MS).
    */
   sweepMs?: number;
 }
@@ -60,6 +61,7 @@ export class Scheduler {
   private unlisten: (() => void) | undefined;
   private readonly sweepMs: number;
   private nextSweep = 0;
+  private sweeping: Promise<unknown> | undefined;
   private swept: { inbox_changes?: string; template_changes?: string } = {};
   /** Jobs this process has run (woken waits and queued steps), for logs and tests. */
   fired = 0;
@@ -74,7 +76,8 @@ export class Scheduler {
     this.leaseMs = options.leaseMs ?? leaseMs();
     this.worker = options.worker ?? processWorker;
     this.onError = options.onError ?? ((err) => console.error('scheduler:', err));
-    this.sweepMs = options.sweepMs ?? (Number(process.env.NOTIF_CHANGE_SWEEP_MS) || 60_000);
+    const sweepEnv = process.env.NOTIF_CHANGE_SWEEP_MS;
+    this.sweepMs = options.sweepMs ?? (sweepEnv && Number(sweepEnv) >= 0 ? Number(sweepEnv) : 60_000);
     this.nextSweep = Date.now() + this.sweepMs;
   }
 
@@ -95,6 +98,7 @@ export class Scheduler {
     this.unlisten?.();
     this.wake();
     await this.loopDone;
+    await this.sweeping;
     try {
       await this.store.kysely
         .updateTable('jobs')
@@ -131,7 +135,12 @@ export class Scheduler {
       try {
         const claimed = await this.runDue();
         if (!this.running) break;
-        if (this.store.dialect == 'postgres' && Date.now() >= this.nextSweep) await this.sweep();
+        // (Beside the jobs, not before them: a step folding many subscribers takes a while.)
+        if (this.store.dialect == 'postgres' && this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
+          this.sweeping = this.sweep()
+            .catch(this.onError)
+            .finally(() => (this.sweeping = undefined));
+        }
         if (claimed >= this.batch) continue;
         const next = await this.nextDue();
         if (next !== undefined) wait = Math.min(this.pollMs, Math.max(claimed === 0 ? 5 : 0, next - Date.now()));
