@@ -231,6 +231,9 @@ async function main() {
 
     const auth = { authorization: `ApiKey ${KEY}` };
     const subscribers = Array.from({ length: SUBSCRIBERS }, (_, i) => `user-${i}`);
+    // Each subscriber's first page: the full Message, and as the elements ask for it.
+    const feedPaths = subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`);
+    const askedPaths = subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`);
     const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=feed to profile one target
     const results: Result[] = [];
     const load = (name: string, ...rest: Parameters<typeof loadTarget> extends [string, ...infer R] ? R : never) =>
@@ -238,23 +241,14 @@ async function main() {
     await load('bare node http {}', bare.url, ['/']);
     // The framework's floor: the same process answering its unauthenticated health check.
     await load('service GET /health', service.url, ['/health']);
-    await load('feed, limit 20', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth);
+    const compressed = { ...auth, 'accept-encoding': 'br, gzip' };
+    await load('feed, limit 20', service.url, feedPaths, auth);
     // The full Message as a browser (or any HTTP client that takes compression) asks for it: its
     // 1,000 answers fit the cache compressed; uncompressed above (53 MB) they do not fit 32 MB.
-    await load('feed, limit 20 (br)', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), { ...auth, 'accept-encoding': 'br, gzip' });
-    await load(
-      'feed, limit 20, as the elements ask (fields, br)',
-      service.url,
-      subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`),
-      { ...auth, 'accept-encoding': 'br, gzip' },
-    );
-    await load('feed, limit 20 (cache off)', uncached.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`), auth);
-    await load(
-      'feed, limit 20, as the elements ask (fields, br) (cache off)',
-      uncached.url,
-      subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`),
-      { ...auth, 'accept-encoding': 'br, gzip' },
-    );
+    await load('feed, limit 20 (br)', service.url, feedPaths, compressed);
+    await load('feed, limit 20, as the elements ask (fields, br)', service.url, askedPaths, compressed);
+    await load('feed, limit 20 (cache off)', uncached.url, feedPaths, auth);
+    await load('feed, limit 20, as the elements ask (fields, br) (cache off)', uncached.url, askedPaths, compressed);
     await load('unseen count', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/unseen`), auth);
 
     const bareRps = results[0]!.rps;

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-let built = false;
+let compiled = false;
 /**
  * How to run the service: from its sources through tsx (tests, development), or `built`, as it runs
  * in production: compiled by tsc to server/dist/main.js (built once per process, from the sources
@@ -18,10 +18,10 @@ let built = false;
  * @param {{ built?: boolean }} [options]
  * @returns {string[]} node's arguments up to `serve`'s
  */
-export function serviceCommand({ built: compiled = false } = {}) {
-  if (!compiled) return ['--import', 'tsx', 'server/src/main.ts'];
-  if (!built) execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'server/tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  built = true;
+export function serviceCommand({ built = false } = {}) {
+  if (!built) return ['--import', 'tsx', 'server/src/main.ts'];
+  if (!compiled) execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'server/tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  compiled = true;
   return ['server/dist/main.js'];
 }
 

@@ -143,7 +143,6 @@ export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>
   return sql<SqlBool>`(${sql.join(tests, sql` and `)})`;
 }
 
-
 export function feedRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
   const k = db.kysely;
