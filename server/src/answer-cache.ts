@@ -9,11 +9,28 @@ import { encode, THRESHOLD } from './compress.ts';
 // process made it: the next request reads the new version and finds no entry. Old versions'
 // entries are never asked for again and leave as the least recently used.
 
-/** A finished answer: its bytes as sent, their encoding, and its entity tag. */
+/**
+ * A finished answer: its bytes as sent, their encoding, and its entity tag. An uncompressed answer
+ * of THRESHOLD bytes and more is kept as its own bytes and the embedded objects' JSON it holds
+ * (`layout`: a number is that many of its own bytes, a Shared the bytes of an embedded object),
+ * so that the one subscriber of a page and the templates every subscriber's page embeds are held
+ * once in the cache, not in every message of every answer: a full page of 20 is more than half
+ * template and subscriber.
+ */
 export interface Answer {
-  body: Buffer;
+  body?: Buffer;
+  own?: Buffer;
+  layout?: (number | Shared)[];
+  length: number;
   encoding?: 'br' | 'gzip';
   etag: string;
+}
+
+/** An embedded object's JSON, held once by the cache for every answer that embeds it. */
+interface Shared {
+  text: string;
+  bytes: Buffer;
+  answers: number;
 }
 
 /** Bytes an entry costs beyond its body and key (the objects, the Map's slot). */
@@ -22,6 +39,7 @@ const OVERHEAD = 200;
 /** A least-recently-used map of answers bounded by their total size in bytes. */
 export class AnswerCache {
   #entries = new Map<string, Answer>();
+  #shared = new Map<string, Shared>();
   #bytes = 0;
   hits = 0;
   misses = 0;
@@ -39,37 +57,77 @@ export class AnswerCache {
   }
 
   set(key: string, answer: Answer): void {
-    const size = sizeOf(key, answer);
     // One answer may take at most a tenth of the cache (a page of 100 full messages is ~270 KB raw).
-    if (size > this.maxBytes / 10) return;
-    const old = this.#entries.get(key);
-    if (old) (this.#entries.delete(key), (this.#bytes -= sizeOf(key, old)));
-    this.#entries.set(key, answer);
-    this.#bytes += size;
-    for (const [oldest, entry] of this.#entries) {
+    if (sizeOf(key, answer) > this.maxBytes / 10) return;
+    this.#drop(key);
+    // The embedded objects it holds: the ones already kept take the place of its own copies.
+    const layout = answer.layout?.map((part) => {
+      if (typeof part == 'number') return part;
+      let kept = this.#shared.get(part.text);
+      if (!kept) this.#shared.set(part.text, (kept = { ...part, answers: 0 })), (this.#bytes += sharedSize(kept));
+      kept.answers++;
+      return kept;
+    });
+    this.#entries.set(key, layout ? { ...answer, layout } : answer);
+    this.#bytes += sizeOf(key, answer);
+    for (const oldest of this.#entries.keys()) {
       if (this.#bytes <= this.maxBytes) break;
-      this.#entries.delete(oldest);
-      this.#bytes -= sizeOf(oldest, entry);
+      this.#drop(oldest);
+    }
+  }
+
+  /** Removes an entry, and the embedded objects no other entry holds. */
+  #drop(key: string) {
+    const answer = this.#entries.get(key);
+    if (!answer) return;
+    this.#entries.delete(key);
+    this.#bytes -= sizeOf(key, answer);
+    for (const part of answer.layout ?? []) {
+      if (typeof part != 'number' && !--part.answers) this.#shared.delete(part.text), (this.#bytes -= sharedSize(part));
     }
   }
 
   get stats() {
-    return { entries: this.#entries.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
+    return { entries: this.#entries.size, shared: this.#shared.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
   }
 }
 
-const sizeOf = (key: string, answer: Answer) => answer.body.length + key.length * 2 + OVERHEAD;
+const sizeOf = (key: string, answer: Answer) => (answer.body ?? answer.own!).length + (answer.layout?.length ?? 0) * 8 + key.length * 2 + OVERHEAD;
+// (The text is the map's key: counted at two bytes a character, as a string may hold them.)
+const sharedSize = (part: Shared) => part.bytes.length + part.text.length * 2 + OVERHEAD;
 
 /**
- * The answer for JSON `text` in `encoding` (none below THRESHOLD, as compress.ts does). Its entity
- * tag is a hash of the text, so equal answers have equal tags whatever produced them, with the
- * encoding appended (a strong tag names one sequence of bytes).
+ * The answer for JSON text given in parts (feedParts: own text at even indexes, embedded objects'
+ * JSON at odd ones) in `encoding` (none below THRESHOLD, as compress.ts does). Its entity tag is a
+ * hash of the text, so equal answers have equal tags whatever produced them, with the encoding
+ * appended (a strong tag names one sequence of bytes).
  */
-export function makeAnswer(text: string, encoding: 'br' | 'gzip' | undefined): Answer {
-  const hash = createHash('sha256').update(text).digest('base64url').slice(0, 27);
-  const raw = Buffer.from(text);
-  if (!encoding || raw.length < THRESHOLD) return { body: raw, etag: `"${hash}"` };
-  return { body: encode(raw, encoding), encoding, etag: `"${hash}-${encoding}"` };
+export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined): Answer {
+  const hash = createHash('sha256');
+  let length = 0;
+  for (const part of parts) hash.update(part), (length += Buffer.byteLength(part));
+  const tag = hash.digest('base64url').slice(0, 27);
+  if (length < THRESHOLD) return { body: Buffer.from(parts.join('')), length, etag: `"${tag}"` };
+  if (encoding) {
+    const body = encode(parts.join(''), encoding);
+    return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
+  }
+  const own = Buffer.from(parts.filter((_, i) => i % 2 == 0).join(''));
+  const layout = parts.map((text, i) => (i % 2 ? { text, bytes: Buffer.from(text), answers: 0 } : Buffer.byteLength(text)));
+  return { own, layout, length, etag: `"${tag}"` };
+}
+
+/** The answer's bytes: its body, or its own bytes with the embedded objects' put back in place. */
+function bytesOf(answer: Answer): Buffer {
+  if (answer.body) return answer.body;
+  const out = Buffer.allocUnsafe(answer.length);
+  let at = 0;
+  let from = 0;
+  for (const part of answer.layout!) {
+    if (typeof part == 'number') at += answer.own!.copy(out, at, from, (from += part));
+    else at += part.bytes.copy(out, at);
+  }
+  return out;
 }
 
 /**
@@ -91,5 +149,5 @@ export function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer:
   reply.header('etag', answer.etag).header('cache-control', 'private, no-cache').header('vary', 'accept-encoding, authorization');
   if (notModified(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
   if (answer.encoding) reply.header('content-encoding', answer.encoding);
-  return reply.type('application/json; charset=utf-8').send(answer.body);
+  return reply.type('application/json; charset=utf-8').send(bytesOf(answer));
 }

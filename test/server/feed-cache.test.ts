@@ -334,6 +334,53 @@ describe('the feed answer cache: size', () => {
     assert.equal((await stats(server))!.misses, full.misses + 1);
   });
 
+  it('uncompressed full pages hold their subscriber and template once, and answer the same bytes', async () => {
+    const server = await start();
+    servers.push(server);
+    await inAppWorkflow(server, 'shared-note', { subject: 'Shared {{payload.i}}', body: 'Body {{payload.i}}', primaryAction: { label: 'Open' } });
+    const people = Array.from({ length: 6 }, (_, i) => `sharer-${i}`);
+    for (let i = 0; i < 8; i++) await triggerEvent(server, { name: 'shared-note', to: people, payload: { i } });
+    const read = async (subscriberId: string, encoding = 'identity') => {
+      const res = await fetch(`${server.url}${feedPath(subscriberId)}?limit=8`, { headers: { authorization: `ApiKey ${KEYS.a}`, 'accept-encoding': encoding } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-encoding'), encoding == 'identity' ? null : encoding);
+      return res.text();
+    };
+    let sent = 0;
+    const first = new Map<string, string>();
+    for (const person of people) first.set(person, await read(person)), (sent += Buffer.byteLength(first.get(person)!));
+    const kept = (await stats(server))! as CacheStats & { shared: number };
+    // Six subscribers' objects and one template, each once, where every page embeds them 8 times.
+    assert.equal(kept.shared, people.length + 1);
+    assert.ok(kept.bytes < sent * 0.75, `${kept.bytes} B kept for ${sent} B of answers`);
+    for (const person of people) {
+      const again = await read(person);
+      assert.equal(again, first.get(person), 'a kept answer is the bytes of the first');
+      assert.deepEqual(JSON.parse(await read(person, 'br')), JSON.parse(again));
+      const body = JSON.parse(again);
+      assert.equal(body.data.length, 8);
+      assert.ok(body.data.every((m: any) => m.subscriber.subscriberId == person && m.template.name == 'shared-note'));
+    }
+    assert.equal((await stats(server))!.hits, kept.hits + people.length);
+  });
+
+  it('an evicted answer releases the embedded objects no other answer holds', async () => {
+    const server = await start({ NOTIF_FEED_CACHE_MB: '0.05' });
+    servers.push(server);
+    await inAppWorkflow(server, 'release-note', { body: 'Body {{payload.i}}' });
+    const people = Array.from({ length: 30 }, (_, i) => `releaser-${i}`);
+    for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'release-note', to: people, payload: { i } });
+    for (const person of people) {
+      const res = await fetch(`${server.url}${feedPath(person)}`, { headers: { authorization: `ApiKey ${KEYS.a}`, 'accept-encoding': 'identity' } });
+      assert.equal(JSON.parse(await res.text()).data.length, 3);
+    }
+    const kept = (await stats(server))! as CacheStats & { shared: number };
+    assert.ok(kept.bytes <= kept.maxBytes, `${kept.bytes} <= ${kept.maxBytes}`);
+    assert.ok(kept.entries > 1 && kept.entries < people.length, `${kept.entries} entries`);
+    // Each kept answer holds its subscriber and the one template: nothing else stays.
+    assert.ok(kept.shared <= kept.entries + 1, `${kept.shared} shared for ${kept.entries} entries`);
+  });
+
   it('NOTIF_FEED_CACHE_MB=0 turns it off: answers stay right, with ETag and 304', async () => {
     const server = await start({ NOTIF_FEED_CACHE_MB: '0' });
     servers.push(server);

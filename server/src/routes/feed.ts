@@ -36,31 +36,47 @@ export function projection(value: string[] | undefined): Set<string> | undefined
 }
 
 /**
- * The feed's body as JSON text. A page's messages share one subscriber and few templates: each
- * embedded object is serialized once per page and spliced into every message that holds it (the
- * template is most of a message's bytes), instead of once per message. JSON columns (rawJson) are
- * spliced in as stored, never parsed. With a projection, only the named fields (unknown names are
- * ignored, as a spec server ignores the parameter).
+ * The feed's body as JSON text, in parts: own text at even indexes, an embedded object's JSON at
+ * odd ones (the answer cache keeps those once for every answer that holds them). A page's messages
+ * share one subscriber and few templates: each embedded object is serialized once per page and
+ * spliced into every message that holds it (the template is most of a message's bytes), instead of
+ * once per message. JSON columns (rawJson) are spliced in as stored, never parsed. With a
+ * projection, only the named fields (unknown names are ignored, as a spec server ignores the
+ * parameter).
  */
-export function feedJson(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string {
+export function feedParts(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string[] {
   const once = new Map<object, string>();
   const json = (o: object) => once.get(o) ?? (once.set(o, JSON.stringify(o)), once.get(o)!);
+  const parts: string[] = [];
+  let own = '{"data":[';
   // (The projection's names in its order, or every field; a name no message has adds nothing.)
   const keys = fields && [...fields];
-  const items = views.map((view) => {
+  views.forEach((view, i) => {
     const plain: Record<string, unknown> = {};
-    const spliced = [];
+    const spliced: [string, object | RawJson][] = [];
     for (const k of keys ?? Object.keys(view)) {
       const v = (view as Record<string, unknown>)[k];
-      if (k == 'subscriber' || k == 'template') v && spliced.push(`"${k}":${json(v)}`);
-      else if (v instanceof RawJson) spliced.push(`"${k}":${v.text}`);
+      if (k == 'subscriber' || k == 'template') v && spliced.push([k, v as object]);
+      else if (v instanceof RawJson) spliced.push([k, v]);
       else plain[k] = v;
     }
     const text = JSON.stringify(plain);
-    return spliced.length ? `${text.slice(0, -1)}${text.length > 2 ? ',' : ''}${spliced.join(',')}}` : text;
+    own += i ? ',' : '';
+    if (!spliced.length) return void (own += text);
+    own += text.slice(0, -1);
+    spliced.forEach(([k, v], j) => {
+      own += `${j || text.length > 2 ? ',' : ''}"${k}":`;
+      if (v instanceof RawJson) own += v.text;
+      else parts.push(own, json(v)), (own = '');
+    });
+    own += '}';
   });
-  return `{"data":[${items.join(',')}],${JSON.stringify(rest).slice(1)}`;
+  parts.push(`${own}],${JSON.stringify(rest).slice(1)}`);
+  return parts;
 }
+
+/** The feed's body as one JSON text. */
+export const feedJson = (...args: Parameters<typeof feedParts>) => feedParts(...args).join('');
 
 const UnseenQuery = Type.Object({
   seen: Type.Boolean({ default: false }),
@@ -225,7 +241,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((r) => messageView<RawJson>(r, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
-    const answer = makeAnswer(feedJson(views, fields, rest), encoding);
+    const answer = makeAnswer(feedParts(views, fields, rest), encoding);
     if (key) cache!.set(key, answer);
     return sendAnswer(request, reply, answer);
   });
