@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { expectErrorBody, KEYS, ON_TIME_MS, sqlOn, TestServer } from './helpers.ts';
 import { createWorkflow, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
 
@@ -310,6 +311,30 @@ describe('the feed answer cache: ETag and 304', () => {
     assert.equal(changed.status, 200);
     assert.notEqual(changed.headers.get('etag'), etag);
     assert.equal(changed.body.data[0].read, true);
+  });
+
+  it('a HEAD answers the headers the same GET would, its tag and encoding included, and 304 on a match', async () => {
+    const path = `${feedPath('etag')}?limit=5`;
+    // With exactly these headers (fetch would add its own accept-encoding).
+    const raw = (method: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: Record<string, unknown> }>((resolve, reject) => {
+        const req = httpRequest(server.url + path, { method, headers: { authorization: `ApiKey ${KEYS.a}`, ...headers } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const same = ['etag', 'content-encoding', 'content-type', 'content-length', 'vary', 'cache-control'];
+    for (const encoding of ['br', 'gzip', 'identity']) {
+      const get = await raw('GET', { 'accept-encoding': encoding });
+      const head = await raw('HEAD', { 'accept-encoding': encoding });
+      assert.equal(head.status, 200);
+      for (const name of same) assert.equal(head.headers[name], get.headers[name], `${encoding}: ${name}`);
+      const match = await raw('HEAD', { 'accept-encoding': encoding, 'if-none-match': String(get.headers.etag) });
+      assert.equal(match.status, 304, encoding);
+      assert.equal(match.headers.etag, get.headers.etag);
+    }
   });
 });
 

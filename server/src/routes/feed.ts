@@ -185,14 +185,15 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const filter = q.payload !== undefined ? decodePayloadFilter(q.payload) : undefined;
     const feeds = feedIdentifiers(q.feedIdentifier);
     const fields = projection(q.fields);
-    const encoding = request.method == 'GET' ? chooseEncoding(request.headers['accept-encoding']) : undefined;
+    // A HEAD answers the headers the same GET would: its encoding, and so its tag, too.
+    const encoding = chooseEncoding(request.headers['accept-encoding']);
 
     // The answer cache (server/src/answer-cache.ts): keyed by the inbox's versions, read before
     // anything the answer shows, so a kept answer is never older than the versions it is kept
     // under. The key holds the query as validated (unknown parameters were dropped) and normalized;
     // the payload filter as sent (its decoded form would write a number past a double's range as null).
     let key: string | undefined;
-    if (cache && request.method == 'GET') {
+    if (cache) {
       const tenant = request.tenant;
       const id = await internalId(tenant, request.params.subscriberId);
       const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId]);
