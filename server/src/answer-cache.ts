@@ -103,10 +103,9 @@ const sharedSize = (part: Shared) => part.bytes.length + part.text.length * 2 + 
  * appended (a strong tag names one sequence of bytes).
  */
 export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined): Answer {
-  const hash = createHash('sha256');
+  const tag = entityTag(parts).slice(1, -1);
   let length = 0;
-  for (const part of parts) hash.update(part), (length += Buffer.byteLength(part));
-  const tag = hash.digest('base64url').slice(0, 27);
+  for (const part of parts) length += Buffer.byteLength(part);
   if (length < THRESHOLD) return { body: Buffer.from(parts.join('')), length, etag: `"${tag}"` };
   if (encoding) {
     const body = encode(parts.join(''), encoding);
@@ -128,6 +127,13 @@ function bytesOf(answer: Answer): Buffer {
     else at += part.bytes.copy(out, at);
   }
   return out;
+}
+
+/** The entity tag of a text (whole, or in parts) sent uncompressed: a hash of it. The proxy tags what it rewrites so too. */
+export function entityTag(text: string | string[]): string {
+  const hash = createHash('sha256');
+  for (const part of typeof text == 'string' ? [text] : text) hash.update(part);
+  return `"${hash.digest('base64url').slice(0, 27)}"`;
 }
 
 /**

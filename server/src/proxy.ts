@@ -1,12 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
+import { entityTag, notModified } from './answer-cache.ts';
 
 /**
  * The browser-safe gateway (DESIGN.md, Security). A page must never hold the API key, so the host
  * app mounts this handler on its own domain (say under `/notif`) and points the elements'
  * `base-url` at it. It holds the key, authenticates the end user, allows only the inbox's own
- * endpoints, and only for that user's subscriber; everything else answers 403.
+ * endpoints, and only for that user's subscriber; everything else answers 403. What it passes back
+ * holds no subscriber's `channels` (their delivery credentials: chat webhook URLs, push tokens).
  *
  * A standard `(Request) => Promise<Response>` handler: mount it in any framework that speaks the
  * Fetch API, or in plain Node with `toNodeListener` below.
@@ -138,9 +140,183 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     // costs a 304 with no body).
     const etag = back.get('etag');
     if (etag) back.set('etag', etag.replace(/-(br|gzip)"$/, '"'));
-    // Streamed through as it comes (a long-lived answer passes chunk by chunk), never buffered here.
-    return new Response(answer.status === 204 || answer.status === 304 ? null : answer.body, { status: answer.status, headers: back });
+    if (answer.status === 204 || answer.status === 304 || !answer.body) {
+      await answer.body?.cancel().catch(() => {});
+      return new Response(null, { status: answer.status, headers: back });
+    }
+    // A Message embeds its subscriber, whose `channels` hold delivery credentials (chat webhook
+    // URLs, push device tokens): they never cross (see redactSubscribers).
+    if (/^text\/event-stream/i.test(answer.headers.get('content-type') ?? '')) {
+      // Streamed through as it comes, event by event, never buffered whole.
+      return new Response(answer.body.pipeThrough(redactEvents()), { status: answer.status, headers: back });
+    }
+    // Other answers are JSON of a few hundred KB at most: read whole, and passed as they are
+    // (bytes and tag) when nothing in them can be a `channels` key, as the elements' pages.
+    let bytes: Buffer | undefined;
+    try {
+      bytes = await readAnswer(answer.body, MAX_ANSWER_BYTES);
+    } catch {
+      return refuse(502, 'The notification service did not answer', url.pathname);
+    }
+    if (!bytes) return refuse(502, `The notification service answered more than ${MAX_ANSWER_BYTES} bytes`, url.pathname);
+    if (!mayHoldChannels(bytes)) return new Response(bytes, { status: answer.status, headers: back });
+    const text = redactJson(new TextDecoder().decode(bytes));
+    // Not JSON, though it may hold credentials: nothing is passed.
+    if (text === null) return refuse(502, 'The notification service answered a body the proxy cannot read', url.pathname);
+    if (text === undefined) return new Response(bytes, { status: answer.status, headers: back });
+    // Rewritten: its tag is the one of the text sent, so the browser's next If-None-Match (which
+    // the service does not know) gets its 304 here.
+    if (etag) {
+      const tag = entityTag(text);
+      back.set('etag', tag);
+      if (request.method === 'GET' && answer.status === 200 && notModified(request.headers.get('if-none-match') ?? undefined, tag)) {
+        back.delete('content-type');
+        return new Response(null, { status: 304, headers: back });
+      }
+    }
+    return new Response(text, { status: answer.status, headers: back });
   };
+}
+
+/** The largest answer (other than a stream) the proxy reads; past it, 502. A feed page of 100 full messages is about 270 KB. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/** The largest event of a stream; past it the stream ends (the client reconnects). The service's are a few KB. */
+const MAX_EVENT_BYTES = 1024 * 1024;
+
+/**
+ * Removes `channels` from every subscriber in a parsed answer: each object that is the value of
+ * a `subscriber` key, at any depth (a feed's Messages, mark-as's, an action's, a stream event's,
+ * and a spec server's `{data: ...}` envelope alike). True when it removed one.
+ */
+function redactSubscribers(value: unknown): boolean {
+  let removed = false;
+  // An explicit stack: a deeply nested answer cannot overflow the call stack.
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const object = v as Record<string, unknown>;
+    const subscriber = object.subscriber;
+    if (Object.hasOwn(object, 'subscriber') && subscriber !== null && typeof subscriber === 'object' && !Array.isArray(subscriber) && Object.hasOwn(subscriber, 'channels')) {
+      delete (subscriber as Record<string, unknown>).channels;
+      removed = true;
+    }
+    for (const key in object) if (Object.hasOwn(object, key)) stack.push(object[key]);
+  }
+  return removed;
+}
+
+/**
+ * JSON `text` without its subscribers' channels: the new text, undefined when it had none to
+ * remove, null when it is not JSON (or nests too deep to be written again).
+ */
+function redactJson(text: string): string | undefined | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return redactSubscribers(value) ? JSON.stringify(value) : undefined;
+  } catch {
+    return null;
+  }
+}
+
+const CHANNELS = Buffer.from('"channels"');
+const ESCAPE = Buffer.from('\\u');
+/**
+ * False when the text cannot hold a `channels` key: JSON writes one as "channels", or with
+ * \u escapes (no other escape writes a letter). The elements' pages mostly hold neither.
+ */
+function mayHoldChannels(bytes: Buffer): boolean {
+  return bytes.includes(CHANNELS) || bytes.includes(ESCAPE);
+}
+
+/** The whole body, or undefined past `max` bytes (reading stops there). Throws when the body breaks off. */
+async function readAnswer(body: ReadableStream<Uint8Array>, max: number): Promise<Buffer | undefined> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return Buffer.concat(chunks);
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+}
+
+/**
+ * A Server-Sent Events stream with its subscribers' channels removed, event by event: each event
+ * passes as soon as its blank line has come (several in one chunk pass together), as it was unless
+ * its data held a subscriber's channels. An event whose data may hold them but is not JSON is left
+ * out; an event past MAX_EVENT_BYTES ends the stream.
+ */
+function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let pending = '';
+  const take = (controller: TransformStreamDefaultController<Uint8Array>, last: boolean) => {
+    let out = '';
+    for (let end; (end = eventEnd(pending)) >= 0; ) {
+      out += redactEvent(pending.slice(0, end));
+      pending = pending.slice(end);
+    }
+    if (last && pending) (out += redactEvent(pending)), (pending = '');
+    if (pending.length > MAX_EVENT_BYTES) throw new Error('an event larger than the proxy passes');
+    if (out) controller.enqueue(encoder.encode(out));
+  };
+  return new TransformStream({
+    transform(chunk, controller) {
+      pending += decoder.decode(chunk, { stream: true });
+      take(controller, false);
+    },
+    flush(controller) {
+      pending += decoder.decode();
+      take(controller, true);
+    },
+  });
+}
+
+/** Where the first event of `text` ends (after its blank line), or -1 while it has not. */
+function eventEnd(text: string): number {
+  const line = /\r\n|\r|\n/g;
+  let start = 0;
+  for (let m; (m = line.exec(text)); ) {
+    // A CR last may be the first half of a CRLF.
+    if (m[0] === '\r' && m.index === text.length - 1) return -1;
+    if (m.index === start) return m.index + m[0].length;
+    start = m.index + m[0].length;
+  }
+  return -1;
+}
+
+/** One event's text, as it was, or with its data's subscribers' channels removed (its data then one line), or '' when its data cannot be read. */
+function redactEvent(event: string): string {
+  if (!event.includes('"channels"') && !event.includes('\\u')) return event;
+  const kept: string[] = [];
+  const data: string[] = [];
+  let at = -1;
+  for (const line of event.split(/\r\n|\r|\n/)) {
+    if (!line) continue;
+    const colon = line.indexOf(':');
+    if ((colon < 0 ? line : line.slice(0, colon)) !== 'data') {
+      kept.push(line);
+      continue;
+    }
+    if (at < 0) at = kept.length;
+    data.push(colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, ''));
+  }
+  if (at < 0) return event;
+  const text = redactJson(data.join('\n'));
+  if (text === null) return '';
+  if (text === undefined) return event;
+  kept.splice(at, 0, `data: ${text}`);
+  return `${kept.join('\n')}\n\n`;
 }
 
 /** decisions.md's error body as a Response. */
