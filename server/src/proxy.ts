@@ -156,7 +156,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     try {
       bytes = await readAnswer(answer.body, MAX_ANSWER_BYTES);
     } catch {
-      return refuse(502, 'The notification service did not answer', url.pathname);
+      return refuse(502, "The notification service's answer broke off", url.pathname);
     }
     if (!bytes) return refuse(502, `The notification service answered more than ${MAX_ANSWER_BYTES} bytes`, url.pathname);
     if (!mayHoldChannels(bytes)) return new Response(bytes, { status: answer.status, headers: back });
@@ -180,8 +180,8 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
 
 /** The largest answer (other than a stream) the proxy reads; past it, 502. A feed page of 100 full messages is about 270 KB. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
-/** The largest event of a stream; past it the stream ends (the client reconnects). The service's are a few KB. */
-const MAX_EVENT_BYTES = 1024 * 1024;
+/** The longest event of a stream, in characters; past it the stream ends (the client reconnects). The service's are a few KB. */
+const MAX_EVENT_LENGTH = 1024 * 1024;
 
 /**
  * Removes `channels` from every subscriber in a parsed answer: each object that is the value of
@@ -205,7 +205,7 @@ function redactSubscribers(value: unknown): boolean {
       delete (subscriber as Record<string, unknown>).channels;
       removed = true;
     }
-    for (const key in object) if (Object.hasOwn(object, key)) stack.push(object[key]);
+    for (const item of Object.values(object)) stack.push(item);
   }
   return removed;
 }
@@ -254,7 +254,7 @@ async function readAnswer(body: ReadableStream<Uint8Array>, max: number): Promis
  * A Server-Sent Events stream with its subscribers' channels removed, event by event: each event
  * passes as soon as its blank line has come (several in one chunk pass together), as it was unless
  * its data held a subscriber's channels. An event whose data may hold them but is not JSON is left
- * out; an event past MAX_EVENT_BYTES ends the stream.
+ * out; an event past MAX_EVENT_LENGTH ends the stream.
  */
 function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
@@ -267,7 +267,7 @@ function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
       pending = pending.slice(end);
     }
     if (last && pending) (out += redactEvent(pending)), (pending = '');
-    if (pending.length > MAX_EVENT_BYTES) throw new Error('an event larger than the proxy passes');
+    if (pending.length > MAX_EVENT_LENGTH) throw new Error('an event larger than the proxy passes');
     if (out) controller.enqueue(encoder.encode(out));
   };
   return new TransformStream({
