@@ -8,7 +8,8 @@ import { entityTag, notModified } from './answer-cache.ts';
  * app mounts this handler on its own domain (say under `/notif`) and points the elements'
  * `base-url` at it. It holds the key, authenticates the end user, allows only the inbox's own
  * endpoints, and only for that user's subscriber; everything else answers 403. What it passes back
- * holds no subscriber's `channels` (their delivery credentials: chat webhook URLs, push tokens).
+ * holds no delivery credentials: no subscriber's `channels` (chat webhook URLs, push tokens), no
+ * message's own `deviceTokens` or `directWebhookUrl`.
  *
  * A standard `(Request) => Promise<Response>` handler: mount it in any framework that speaks the
  * Fetch API, or in plain Node with `toNodeListener` below.
@@ -145,7 +146,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       return new Response(null, { status: answer.status, headers: back });
     }
     // A Message embeds its subscriber, whose `channels` hold delivery credentials (chat webhook
-    // URLs, push device tokens): they never cross (see redactSubscribers).
+    // URLs, push device tokens): they never cross (see redactCredentials).
     if (/^text\/event-stream/i.test(answer.headers.get('content-type') ?? '')) {
       // Streamed through as it comes, event by event, never buffered whole.
       return new Response(answer.body.pipeThrough(redactEvents()), { status: answer.status, headers: back });
@@ -159,7 +160,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       return refuse(502, "The notification service's answer broke off", url.pathname);
     }
     if (!bytes) return refuse(502, `The notification service answered more than ${MAX_ANSWER_BYTES} bytes`, url.pathname);
-    if (!mayHoldChannels(bytes)) return new Response(bytes, { status: answer.status, headers: back });
+    if (!mayHoldCredentials(bytes)) return new Response(bytes, { status: answer.status, headers: back });
     const text = redactJson(new TextDecoder().decode(bytes));
     // Not JSON, though it may hold credentials: nothing is passed.
     if (text === null) return refuse(502, 'The notification service answered a body the proxy cannot read', url.pathname);
@@ -184,11 +185,13 @@ const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_EVENT_LENGTH = 1024 * 1024;
 
 /**
- * Removes `channels` from every subscriber in a parsed answer: each object that is the value of
- * a `subscriber` key, at any depth (a feed's Messages, mark-as's, an action's, a stream event's,
- * and a spec server's `{data: ...}` envelope alike). True when it removed one.
+ * Removes delivery credentials from a parsed answer: `channels` from every subscriber (each object
+ * that is the value of a `subscriber` key, at any depth: a feed's Messages, mark-as's, an action's,
+ * a stream event's, and a spec server's `{data: ...}` envelope alike), and a Message's own
+ * `deviceTokens` and `directWebhookUrl` (a push or chat message's: mark-as and actions take any of
+ * the subscriber's messages). True when it removed one.
  */
-function redactSubscribers(value: unknown): boolean {
+function redactCredentials(value: unknown): boolean {
   let removed = false;
   // An explicit stack: a deeply nested answer cannot overflow the call stack.
   const stack = [value];
@@ -205,10 +208,14 @@ function redactSubscribers(value: unknown): boolean {
       delete (subscriber as Record<string, unknown>).channels;
       removed = true;
     }
+    for (const key of MESSAGE_CREDENTIALS) if (Object.hasOwn(object, key)) (delete object[key], (removed = true));
     for (const item of Object.values(object)) stack.push(item);
   }
   return removed;
 }
+
+/** A Message's own delivery credentials (spec: Message). */
+const MESSAGE_CREDENTIALS = ['deviceTokens', 'directWebhookUrl'];
 
 /**
  * JSON `text` without its subscribers' channels: the new text, undefined when it had none to
@@ -217,20 +224,20 @@ function redactSubscribers(value: unknown): boolean {
 function redactJson(text: string): string | undefined | null {
   try {
     const value: unknown = JSON.parse(text);
-    return redactSubscribers(value) ? JSON.stringify(value) : undefined;
+    return redactCredentials(value) ? JSON.stringify(value) : undefined;
   } catch {
     return null;
   }
 }
 
-const CHANNELS = Buffer.from('"channels"');
-const ESCAPE = Buffer.from('\\u');
+const KEYS = ['"channels"', '"deviceTokens"', '"directWebhookUrl"', '\\u'];
+const KEY_BYTES = KEYS.map((key) => Buffer.from(key));
 /**
- * False when the text cannot hold a `channels` key: JSON writes one as "channels", or with
- * \u escapes (no other escape writes a letter). The elements' pages mostly hold neither.
+ * False when the text cannot hold a key redactCredentials removes: JSON writes one as itself, or
+ * with \u escapes (no other escape writes a letter). The elements' pages mostly hold none.
  */
-function mayHoldChannels(bytes: Buffer): boolean {
-  return bytes.includes(CHANNELS) || bytes.includes(ESCAPE);
+function mayHoldCredentials(bytes: Buffer): boolean {
+  return KEY_BYTES.some((key) => bytes.includes(key));
 }
 
 /** The whole body, or undefined past `max` bytes (reading stops there). Throws when the body breaks off. */
@@ -297,7 +304,7 @@ function eventEnd(text: string): number {
 
 /** One event's text, as it was, or with its data's subscribers' channels removed (its data then one line), or '' when its data cannot be read. */
 function redactEvent(event: string): string {
-  if (!event.includes('"channels"') && !event.includes('\\u')) return event;
+  if (!KEYS.some((key) => event.includes(key))) return event;
   const kept: string[] = [];
   const data: string[] = [];
   let at = -1;

@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/src/proxy.ts';
-import { KEYS, TestServer } from './helpers.ts';
-import { ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { KEYS, sqlOn, TestServer } from './helpers.ts';
+import { createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { openStream } from './stream-fixtures.ts';
 
 // The proxy never hands a subscriber's delivery credentials (Subscriber.channels: chat webhook
@@ -154,6 +154,35 @@ describe('inbox proxy: no delivery credentials reach the browser', () => {
     assert.equal(typeof (await all.json()), 'number');
     const unseen = await call('/v1/subscribers/ada/notifications/unseen');
     assert.deepEqual(await unseen.json(), { count: 0 });
+  });
+
+  it("a push message's own device tokens do not cross either (mark-as and actions take any of the subscriber's messages)", async () => {
+    const made = await service.post('/v1/integrations', { providerId: 'expo', channel: 'push', active: true, credentials: { apiKey: 'k' } });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const expo = await service.patch('/v1/subscribers/ada/credentials', { providerId: 'expo', credentials: { deviceTokens: [TOKEN] } });
+    assert.equal(expo.status, 200, JSON.stringify(expo.body));
+    await createWorkflow(service, { workflowId: 'pushed', name: 'Pushed', steps: [{ name: 'phone', type: 'push', controlValues: { subject: 'Shipped', body: 'Order' } }] });
+    await triggerEvent(service, { name: 'pushed', to: 'ada' });
+    let pushId: string | undefined;
+    for (let i = 0; i < 50 && !pushId; i++) {
+      pushId = (await sqlOn(service, `select m.id from messages m join subscribers s on s.id = m.subscriber_id where s.subscriber_id = 'ada' and m.channel = 'push'`))[0]?.id;
+      if (!pushId) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(pushId, 'the push message was sent');
+    const direct = await service.post('/v1/subscribers/ada/messages/mark-as', { messageId: [pushId], markAs: 'unread' });
+    assert.equal(direct.status, 201);
+    assert.deepEqual(direct.body[0].deviceTokens, [TOKEN], 'the service itself keeps the message\'s tokens');
+    const r = await call('/v1/subscribers/ada/messages/mark-as', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messageId: [pushId], markAs: 'read' }) });
+    assert.equal(r.status, 201);
+    const text = await r.text();
+    assertNoCredentials(text, 'mark-as of a push message');
+    const [m] = JSON.parse(text);
+    assert.equal(m._id, pushId);
+    assert.equal(m.read, true);
+    assert.equal('deviceTokens' in m, false);
+    const action = await call(`/v1/subscribers/ada/messages/${pushId}/actions/primary`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'done' }) });
+    if (action.status == 201) assertNoCredentials(await action.text(), 'action on a push message');
+    else assert.ok(action.status >= 400 && action.status < 500, `action: ${action.status}`);
   });
 
   it('a message event of the stream carries its subscriber without channels', async () => {
