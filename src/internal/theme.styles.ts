@@ -54,7 +54,7 @@ export const themeStyles = css`
   :host([hidden]) { display: none!important; }
   * { box-sizing: border-box; }
   .icon {
-    flex: none; inline-size: 1.25em; block-size: 1.25em;
+    flex: none; inline-size: 1.25em;
     fill: none; stroke: currentColor; stroke-width: 1.75; stroke-linecap: round; stroke-linejoin: round;
   }
   .sr-only { position: absolute; inline-size: 1px; block-size: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }

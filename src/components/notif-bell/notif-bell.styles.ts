@@ -13,7 +13,7 @@ export default [
     .button:hover, [aria-expanded='true'] { background: var(--_surface-hover); color: var(--_text); }
     /* The bell's icon; the other slots forward the app's content (and custom rows) to the feed as it is. */
     .button .icon, [name=icon]::slotted(*) { inline-size: 1.375rem; block-size: 1.375rem; }
-    .view .icon { inline-size: 1.25rem; block-size: 1.25rem; }
+    .view .icon { inline-size: 1.25rem; }
     .view { padding: .25rem; }
     :dir(rtl) .back { scale: -1 1; }
     .badge {

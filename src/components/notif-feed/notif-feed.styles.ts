@@ -36,7 +36,7 @@ export default [
     .new { position: sticky; top: .5rem; z-index: 1; display: block; margin: 0 auto -2rem; padding: .375rem .75rem; border-radius: 1rem; background: var(--_accent); color: var(--_on-accent); }
     .state, .banner, .more { display: flex; align-items: center; gap: .5rem; padding: .5rem var(--_space); color: var(--_muted); }
     .state { flex-direction: column; padding: 3rem 1.5rem; text-align: center; }
-    .state .icon { inline-size: 2rem; block-size: 2rem; }
+    .state .icon { inline-size: 2rem; }
     p { max-inline-size: 32ch; overflow-wrap: anywhere; }
     p:first-of-type { color: var(--_text); font-weight: 600; }
     p+p, .banner, .more { font-size: var(--_font-size-small); }

@@ -38,7 +38,7 @@ export default [
     :host(:dir(rtl)) input:checked::before { translate: -1rem; }
     input:disabled { opacity: .5; }
     .state { display: flex; flex-direction: column; align-items: center; gap: .5rem; padding: 3rem 1.5rem; color: var(--_muted); text-align: center; }
-    .state .icon { inline-size: 2rem; block-size: 2rem; }
+    .state .icon { inline-size: 2rem; }
     p:first-of-type { color: var(--_text); font-weight: 600; }
     p+p { font-size: var(--_font-size-small); overflow-wrap: anywhere; }
     .retry { padding: .4375rem .875rem; border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
