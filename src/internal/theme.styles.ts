@@ -68,4 +68,7 @@ export const themeStyles = css`
   }
   .ghost:hover { background: var(--_surface-hover); color: var(--_text); }
   .ghost:disabled { opacity: .5; cursor: default; background: none; }
+  /* Outlined buttons: retry, and the messages' CTA buttons. */
+  .outline { border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
+  .outline:hover { background: var(--_surface-hover); }
 `;

@@ -33,10 +33,11 @@ console.log(
 // a design pass (the stream's events of one kind, their JSON data carrying the id; its lines relayed
 // to the other tabs as read: README, "Size") to 22,962 B and 15,797 B; the preferences' list
 // borders written once (li+li no longer set, then unset) to 22,956 B; the icons' height left to their
-// viewBox (one size each) to 22,944 B and 15,787 B.
+// viewBox (one size each) to 22,944 B and 15,787 B; one outlined button in the theme (retry, CTA) to
+// 22,937 B and 15,786 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_944, es: 15_787 };
+const CEILING = { scriptTag: 22_937, es: 15_786 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -64,8 +65,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // around live updates moved, and gzip finds other repeats); the stream's events of one kind and its
 // lines relayed as read, 780 B and 733 B; 781 B in the script-tag file after the preferences' list
 // borders were written once (no live code changed: the build without live updates lost 7 B, the
-// build 6 B); 782 B after the icons' heights went (no live code changed: gzip's repeats moved).
-const LIVE_CEILING = { scriptTag: 782, es: 733 };
+// build 6 B); 782 B and 784 B after the icons' heights and the outlined buttons' rules were written
+// once (no live code changed: the build without live updates lost 2 B and 9 B more).
+const LIVE_CEILING = { scriptTag: 784, es: 733 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

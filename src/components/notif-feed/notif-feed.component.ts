@@ -343,7 +343,7 @@ export class NotifFeed extends InboxElement {
     const status = state?.status;
     const error = status === 'error';
     const failed = error || status === 'offline';
-    const retry = html`<button part="retry-button" class="retry" @click=${() => this.inbox?.refresh()}>${t.retry}</button>`;
+    const retry = html`<button part="retry-button" class="outline retry" @click=${() => this.inbox?.refresh()}>${t.retry}</button>`;
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
       return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>

@@ -40,9 +40,8 @@ export default [
     p { max-inline-size: 32ch; overflow-wrap: anywhere; }
     p:first-of-type { color: var(--_text); font-weight: 600; }
     p+p, .banner, .more { font-size: var(--_font-size-small); }
-    .retry { padding: .4375rem .875rem; border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
-    .retry:hover, .banner { background: var(--_surface-hover); }
-    .banner { border-block-end: 1px solid var(--_border); }
+    .retry { padding: .4375rem .875rem; }
+    .banner { background: var(--_surface-hover); border-block-end: 1px solid var(--_border); }
     .banner .retry { margin-inline-start: auto; padding: .1875rem .5rem; }
     .more { justify-content: center; animation: pulse 1.4s infinite; }
     .skeleton { display: grid; grid: auto/2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }

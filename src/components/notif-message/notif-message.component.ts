@@ -235,7 +235,7 @@ export class NotifMessage extends NotifElement {
                 ></p>`
             : html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
                 const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
-                return html`<button part="button button-${type}" class="action ${type}" tabindex=${tab} @click=${() => {
+                return html`<button part="button button-${type}" class="outline action ${type}" tabindex=${tab} @click=${() => {
                     this.focus(); // the buttons give way to the result
                     void this.#act(m, type);
                   }}

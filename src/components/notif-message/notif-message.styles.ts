@@ -35,11 +35,9 @@ export default [
     .actions, .controls { display: flex; z-index: 1; }
     .actions { flex-flow: wrap; gap: .5rem; margin-block-start: .5rem; }
     .action {
-      max-inline-size: 100%; padding: .3125rem .75rem; border: 1px solid var(--_border); border-radius: var(--_radius-small);
-      background: var(--_surface-raised); color: var(--_text); font-size: var(--_font-size-small); font-weight: 500;
+      max-inline-size: 100%; padding: .3125rem .75rem; color: var(--_text); font-size: var(--_font-size-small); font-weight: 500;
       overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
     }
-    .action:hover { background: var(--_surface-hover); }
     .primary { background: var(--_accent); border-color: var(--_accent); color: var(--_on-accent); }
     .primary:hover { background: var(--_accent-hover); border-color: var(--_accent-hover); }
     .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; overflow-wrap: anywhere; }

@@ -92,7 +92,7 @@ export class NotifPreferences extends InboxElement {
       <div class="body" aria-busy=${!workflows && !error}>${
         error || !this.configured
           ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error ? errorHint(t, error) : t.notConfigured}</p>${
-              error ? html`<button part="retry-button" class="retry" @click=${() => this.#load()}>${t.retry}</button>` : nothing
+              error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#load()}>${t.retry}</button>` : nothing
             }</div>`
           : !workflows
             ? html`<div class="state"><span class="sr-only">${t.loading}</span><i class="bone"></i><i class="bone"></i></div>`

@@ -41,8 +41,7 @@ export default [
     .state .icon { inline-size: 2rem; }
     p:first-of-type { color: var(--_text); font-weight: 600; }
     p+p { font-size: var(--_font-size-small); overflow-wrap: anywhere; }
-    .retry { padding: .4375rem .875rem; border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
-    .retry:hover { background: var(--_surface-hover); }
+    .retry { padding: .4375rem .875rem; }
     .bone { inline-size: 80%; block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
     @keyframes pulse { 50% { opacity: .45; } }
   `,
