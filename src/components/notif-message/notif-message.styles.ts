@@ -41,12 +41,12 @@ export default [
     .primary { background: var(--_accent); border-color: var(--_accent); color: var(--_on-accent); }
     .primary:hover { background: var(--_accent-hover); border-color: var(--_accent-hover); }
     .result { display: flex; align-items: center; gap: .375rem; margin: .375rem 0 0; overflow-wrap: anywhere; }
-    .controls { gap: .25rem; margin-inline-end: -.375rem; opacity: 0; }
+    .controls { gap: .25rem; margin-inline-end: -.375rem; }
     .control { padding: .375rem; }
     .delete:hover { color: var(--_danger); }
-    .base:is(:hover, :focus-within) .controls { opacity: 1; }
-    @media (hover: none) {
-      .controls { opacity: 1; }
+    /* Where a pointer hovers, a row's controls show while it is hovered or holds the focus. */
+    @media (hover: hover) {
+      .base:not(:hover, :focus-within) .controls { opacity: 0; }
     }
   `,
 ];
