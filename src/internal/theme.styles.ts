@@ -68,6 +68,9 @@ export const themeStyles = css`
   }
   .ghost:hover { background: var(--_surface-hover); color: var(--_text); }
   .ghost:disabled { opacity: .5; cursor: default; background: none; }
+  /* Loading placeholders (the feed's and the preferences'). */
+  .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
+  @keyframes pulse { 50% { opacity: .45; } }
   /* Outlined buttons: retry, and the messages' CTA buttons. */
   .outline { border: 1px solid var(--_border); border-radius: var(--_radius-small); background: var(--_surface-raised); }
   .outline:hover { background: var(--_surface-hover); }

@@ -45,9 +45,7 @@ export default [
     .banner .retry { margin-inline-start: auto; padding: .1875rem .5rem; }
     .more { justify-content: center; animation: pulse 1.4s infinite; }
     .skeleton { display: grid; grid: auto/2.25rem 1fr; gap: .5rem var(--_space); padding: var(--_space); }
-    .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
     .bone:first-child { grid-row: span 2; block-size: 2.25rem; border-radius: 50%; }
     .bone:last-child { inline-size: 55%; }
-    @keyframes pulse { 50% { opacity: .45; } }
   `,
 ];

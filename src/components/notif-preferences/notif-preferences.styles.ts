@@ -42,7 +42,6 @@ export default [
     p:first-of-type { color: var(--_text); font-weight: 600; }
     p+p { font-size: var(--_font-size-small); overflow-wrap: anywhere; }
     .retry { padding: .4375rem .875rem; }
-    .bone { inline-size: 80%; block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
-    @keyframes pulse { 50% { opacity: .45; } }
+    .bone { inline-size: 80%; }
   `,
 ];
