@@ -9,7 +9,7 @@ export default [
     :host { display: block; min-inline-size: 0; }
     :host([embedded]) { display: flex; flex-flow: column; min-block-size: 0; }
     section {
-      display: flex; flex-direction: column; overflow: clip;
+      display: flex; flex-flow: column; overflow: clip;
       background: var(--_surface); border: 1px solid var(--_border); border-radius: var(--_radius);
     }
     :host([embedded]) section { min-block-size: 0; border: 0; border-radius: 0; }
@@ -35,7 +35,7 @@ export default [
     li, .skeleton+.skeleton, .more { border-block-start: 1px solid var(--_border); }
     .new { position: sticky; top: .5rem; z-index: 1; display: block; margin: 0 auto -2rem; padding: .375rem .75rem; border-radius: 1rem; background: var(--_accent); color: var(--_on-accent); }
     .state, .banner, .more { display: flex; align-items: center; gap: .5rem; padding: .5rem var(--_space); color: var(--_muted); }
-    .state { flex-direction: column; padding: 3rem 1.5rem; text-align: center; }
+    .state { flex-flow: column; padding: 3rem 1.5rem; text-align: center; }
     .state .icon { inline-size: 2rem; }
     p { max-inline-size: 32ch; overflow-wrap: anywhere; }
     p:first-of-type { color: var(--_text); font-weight: 600; }

@@ -8,7 +8,7 @@ export default [
     :host([embedded]), :host([embedded]) section { block-size: 100%; }
     :host([embedded]) { flex: 1; }
     section {
-      display: flex; flex-direction: column; overflow: clip;
+      display: flex; flex-flow: column; overflow: clip;
       background: var(--_surface); border: 1px solid var(--_border); border-radius: var(--_radius);
     }
     :host([embedded]) section { border: 0; border-radius: 0; }
@@ -37,7 +37,7 @@ export default [
     input:checked::before { translate: 1rem; }
     :host(:dir(rtl)) input:checked::before { translate: -1rem; }
     input:disabled { opacity: .5; }
-    .state { display: flex; flex-direction: column; align-items: center; gap: .5rem; padding: 3rem 1.5rem; color: var(--_muted); text-align: center; }
+    .state { display: flex; flex-flow: column; align-items: center; gap: .5rem; padding: 3rem 1.5rem; color: var(--_muted); text-align: center; }
     .state .icon { inline-size: 2rem; }
     p:first-of-type { color: var(--_text); font-weight: 600; }
     p+p { font-size: var(--_font-size-small); overflow-wrap: anywhere; }
