@@ -36,10 +36,11 @@ console.log(
 // viewBox (one size each) to 22,944 B and 15,787 B; one outlined button in the theme (retry, CTA) to
 // 22,937 B and 15,786 B; a row's controls hidden by one rule where a pointer hovers, to 22,932 B and
 // 15,781 B; the loading placeholders' bones and pulse in the theme, once for the feed and the
-// preferences, to 22,922 B and 15,780 B; one spelling of a column (flex-flow) to 22,916 B and 15,774 B.
+// preferences, to 22,922 B and 15,780 B; one spelling of a column (flex-flow) to 22,916 B and 15,774 B;
+// the bell's rule reading the top message's seen flag in one test, to 22,910 B and 15,772 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_916, es: 15_774 };
+const CEILING = { scriptTag: 22_910, es: 15_772 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -70,8 +71,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // build 6 B); 782 B, 784 B and 785 B (734 B in the ES build) after the icons' heights, the outlined
 // buttons and the rows' controls were written once (no live code changed: the build without live
 // updates lost 1 B to 9 B more each time); 782 B and 735 B after the bones were written once, 736 B
-// in the ES build after one spelling of a column (the same).
-const LIVE_CEILING = { scriptTag: 782, es: 736 };
+// in the ES build after one spelling of a column (the same); 776 B and 734 B with the bell's rule in
+// one test.
+const LIVE_CEILING = { scriptTag: 776, es: 734 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

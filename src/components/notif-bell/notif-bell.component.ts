@@ -152,8 +152,7 @@ export class NotifBell extends InboxElement {
     // count them (it does count those its feed does not show: feed identifier, payload filter). An
     // unseen message at the top of the feed is one that arrived (opening made the others seen at
     // once); a mark the server refused sets the error, which stops this until a page loads again.
-    const top = this.state?.messages[0];
-    if (this.open && top && !top.seen && !this.state!.error) this.#seeAll();
+    if (this.open && this.state?.messages[0]?.seen === false && !this.state.error) this.#seeAll();
     // The feed reads the render hooks from this element.
     if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
