@@ -66,8 +66,8 @@ export const themeStyles = css`
     border-radius: var(--_radius-small); color: var(--_muted);
     font-size: var(--_font-size-small); font-weight: 500;
   }
-  .ghost:hover { background: var(--_surface-hover); color: var(--_text); }
-  .ghost:disabled { opacity: .5; cursor: default; background: none; }
+  .ghost:enabled:hover { background: var(--_surface-hover); color: var(--_text); }
+  .ghost:disabled { opacity: .5; cursor: default; }
   /* Loading placeholders (the feed's and the preferences'). */
   .bone { block-size: .625rem; border-radius: var(--_radius-small); background: var(--_skeleton); animation: pulse 1.4s infinite; }
   @keyframes pulse { 50% { opacity: .45; } }

@@ -1,5 +1,5 @@
 import { expect, fixture, html, oneEvent } from '@open-wc/testing';
-import { emulateMedia, sendKeys, setViewport } from '@web/test-runner-commands';
+import { emulateMedia, resetMouse, sendKeys, sendMouse, setViewport } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
 import { registerTranslation, type NotifBell, type NotifFeed, type NotifMessage, type Message } from '../../src/index.ts';
@@ -135,6 +135,33 @@ describe('feels finished', () => {
     await feed.loaded(1);
     expect(feed.root.querySelector('[part~="mark-all-button"]'), 'the header rendered').to.not.equal(null);
     expect(feed.root.querySelector('[part~="close-button"]')).to.equal(null);
+  });
+
+  it('a disabled "Mark all as read" does not light up under the pointer; an enabled control does', async () => {
+    const sub = await uniqueSubscriber();
+    await trigger(plain, sub, { title: 'One', body: 'x' });
+    const { baseUrl, apiKey } = await testServer();
+    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
+    await feed.loaded(1);
+    const look = (el: Element) => `${getComputedStyle(el).color} ${getComputedStyle(el).backgroundColor}`;
+    const hover = async (el: Element) => {
+      const r = el.getBoundingClientRect();
+      await sendMouse({ type: 'move', position: [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)] });
+    };
+    try {
+      const all = feed.markAllButton;
+      const enabledAtRest = look(all);
+      await hover(all);
+      expect(look(all), 'an enabled button lights up').to.not.equal(enabledAtRest);
+      await resetMouse();
+      all.click();
+      await waitFor(() => all.disabled, 'every message read');
+      const atRest = look(all);
+      await hover(all);
+      expect(look(all)).to.equal(atRest);
+    } finally {
+      await resetMouse();
+    }
   });
 
   it('gives the row controls 24 px targets apart from each other, and keeps the time visible', async () => {

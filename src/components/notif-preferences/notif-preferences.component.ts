@@ -35,6 +35,7 @@ const CHANNELS: Channel[] = ['in_app', 'email', 'sms', 'chat', 'push'];
  * @csspart retry-button - Retry after an error.
  *
  * @cssprop --notif-color-accent - Switches that are on.
+ * @cssprop --notif-duration - A switch's movement (default .15s; none under `prefers-reduced-motion`).
  *
  * @fires notif-error - A change was refused (and undone), or the preferences could not be loaded.
  */

@@ -27,11 +27,11 @@ export default [
     .row:has(:disabled) { cursor: default; color: var(--_muted); }
     input {
       appearance: none; flex: none; position: relative; inline-size: 2.25rem; block-size: 1.25rem; margin: 0;
-      border-radius: 1rem; background: var(--_border); cursor: inherit; transition: background .15s;
+      border-radius: 1rem; background: var(--_border); cursor: inherit; transition: background var(--_duration);
     }
     input::before {
       content: ''; position: absolute; inset-block-start: .1875rem; inset-inline-start: .1875rem;
-      inline-size: .875rem; block-size: .875rem; border-radius: 50%; background: var(--_surface-raised); transition: translate .15s;
+      inline-size: .875rem; block-size: .875rem; border-radius: 50%; background: var(--_surface-raised); transition: translate var(--_duration);
     }
     input:checked { background: var(--_accent); }
     input:checked::before { translate: 1rem; }
