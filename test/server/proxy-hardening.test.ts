@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/src/proxy.ts';
 import { KEYS, startServer, type TestServer } from './helpers.ts';
+import { chunks } from './stream-fixtures.ts';
 
 // The proxy in front of the real service, as an attacker talks to it: requests Node parses but the
 // Fetch API refuses, bodies that never end, and answers that stream.
@@ -149,13 +150,7 @@ describe('proxy streaming', () => {
     });
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-type'), 'text/event-stream');
-    const reader = r.body!.getReader();
-    const decoder = new TextDecoder();
-    const next = () =>
-      Promise.race([
-        reader.read().then((c) => decoder.decode(c.value)),
-        new Promise<string>((_, reject) => setTimeout(() => reject(new Error('no chunk within 2 s')), 2000)),
-      ]);
+    const { next } = chunks(r);
     assert.equal(await next(), 'data: first\n\n');
     release();
     assert.equal(await next(), 'data: second\n\n');

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/src/proxy.ts';
 import { KEYS, sqlOn, TestServer } from './helpers.ts';
 import { createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
-import { openStream } from './stream-fixtures.ts';
+import { chunks, openStream } from './stream-fixtures.ts';
 
 // The proxy never hands a subscriber's delivery credentials (Subscriber.channels: chat webhook
 // URLs, push device tokens) to the browser: it removes `channels` from every embedded subscriber in
@@ -318,13 +318,7 @@ describe('inbox proxy: redaction in front of another server', () => {
     };
     const r = await fetch(`${proxy.url}/notif/v1/subscribers/ada/notifications/stream`, { headers: as('ada') });
     assert.equal(r.status, 200);
-    const reader = r.body!.getReader();
-    const decoder = new TextDecoder();
-    const next = () =>
-      Promise.race([
-        reader.read().then((c) => decoder.decode(c.value)),
-        new Promise<string>((_, reject) => setTimeout(() => reject(new Error('no chunk within 2 s')), 2000)),
-      ]);
+    const { next, cancel } = chunks(r);
     assert.equal(await next(), 'retry: 1000\n\n');
     push('id: 1\ndata: {"id":"1","count":3}\n\n');
     assert.equal(await next(), 'id: 1\ndata: {"id":"1","count":3}\n\n', 'an event with nothing to remove, as it was');
@@ -336,6 +330,6 @@ describe('inbox proxy: redaction in front of another server', () => {
     assert.equal(got, `id: 2\ndata: ${JSON.stringify({ id: '2', message: { ...message, subscriber: { _id: 's1', subscriberId: 'ada', firstName: 'Ada' } } })}\n\n`);
     push(`id: 3\ndata: {"message":{"subscriber":{"channels":[{"credentials":{"webhookUrl":"${WEBHOOK}"}}]\n\n:\n\n`);
     assert.equal(await next(), ':\n\n', 'an event that cannot be read is left out; the heartbeat passes');
-    await reader.cancel();
+    await cancel();
   });
 });

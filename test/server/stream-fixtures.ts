@@ -104,3 +104,17 @@ export async function openStream(
   })();
   return stream;
 }
+
+/** Reads a streamed answer chunk by chunk: `next()` the next chunk as text, or a rejection when none comes within `ms`. */
+export function chunks(response: Response, ms = 2000) {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  return {
+    next: () =>
+      Promise.race([
+        reader.read().then((c) => decoder.decode(c.value)),
+        new Promise<string>((_, reject) => setTimeout(() => reject(new Error(`no chunk within ${ms / 1000} s`)), ms)),
+      ]),
+    cancel: () => reader.cancel(),
+  };
+}
