@@ -115,6 +115,14 @@ describe('the wire: compression and the feed projection', () => {
     const template = await getFeed(server, 'reader', { limit: 2, fields: 'template' });
     assert.deepEqual(Object.keys(template.data[0]).sort(), ['_id', 'template']);
     assert.equal(template.data[0].template.triggers[0].identifier, 'comment');
+    // Names every object inherits are unknown names too: ignored, never a 500 (they named no column).
+    for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf']) {
+      for (const named of [name, `${name},read`, `subscriber,${name}`]) {
+        const r = await server.get('/v1/subscribers/reader/notifications/feed', { query: { limit: 2, fields: named } });
+        assert.equal(r.status, 200, `fields=${named}: ${r.status} ${JSON.stringify(r.body)}`);
+        assert.deepEqual(Object.keys(r.body.data[0]).sort(), ['_id', ...named.split(',').filter((k) => k != name)].sort(), `fields=${named}`);
+      }
+    }
   });
 
   it('a page of 20 as the elements ask for it is at most 8 KB on the wire (gzip)', async () => {

@@ -222,7 +222,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
 
     const offset = q.page * q.limit;
     // With a projection, only the columns of the named fields (a page's rows are most of its cost).
-    const columns = fields ? [...new Set(['id', ...[...fields].flatMap((f) => MESSAGE_COLUMNS[f] ?? [])])].map((c) => `"${c}"`).join(', ') : '*';
+    // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
+    const columns = fields ? [...new Set(['id', ...[...fields].flatMap((f) => (Object.hasOwn(MESSAGE_COLUMNS, f) ? MESSAGE_COLUMNS[f]! : []))])].map((c) => `"${c}"`).join(', ') : '*';
     const rows = await run<MessageRow>(`select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, q.limit, offset]);
     // A short page ends the list, so it tells the total by itself; else the kept counts tell it
     // when they can (SQLite, no other filter than one of read and seen); otherwise count.
