@@ -57,8 +57,13 @@ export class AnswerCache {
   }
 
   set(key: string, answer: Answer): void {
-    // One answer may take at most a tenth of the cache (a page of 100 full messages is ~270 KB raw).
-    if (sizeOf(key, answer) > this.maxBytes / 10) return;
+    // One answer may take at most a tenth of the cache (a page of 100 full messages is ~270 KB raw),
+    // the embedded objects it would add counted (each once): else one could evict every other.
+    const added = new Map<string, Shared>();
+    for (const part of answer.layout ?? []) if (typeof part != 'number' && !this.#shared.has(part.text)) added.set(part.text, part);
+    let size = sizeOf(key, answer);
+    for (const part of added.values()) size += sharedSize(part);
+    if (size > this.maxBytes / 10) return;
     this.#drop(key);
     // The embedded objects it holds: the ones already kept take the place of its own copies.
     const layout = answer.layout?.map((part) => {

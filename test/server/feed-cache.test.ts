@@ -390,7 +390,8 @@ describe('the feed answer cache: size', () => {
   });
 
   it('an evicted answer releases the embedded objects no other answer holds', async () => {
-    const server = await start({ NOTIF_FEED_CACHE_MB: '0.05' });
+    // About 80 KB: each full page (about 4 KB with its subscriber, the first 6 KB with the template) is under a tenth.
+    const server = await start({ NOTIF_FEED_CACHE_MB: '0.08' });
     servers.push(server);
     await inAppWorkflow(server, 'release-note', { body: 'Body {{payload.i}}' });
     const people = Array.from({ length: 30 }, (_, i) => `releaser-${i}`);
@@ -404,6 +405,27 @@ describe('the feed answer cache: size', () => {
     assert.ok(kept.entries > 1 && kept.entries < people.length, `${kept.entries} entries`);
     // Each kept answer holds its subscriber and the one template: nothing else stays.
     assert.ok(kept.shared <= kept.entries + 1, `${kept.shared} shared for ${kept.entries} entries`);
+  });
+
+  it('an answer whose embedded objects alone pass a tenth of the cache is not kept, and evicts nothing', async () => {
+    // About 50 KB, so at most 5 KB an answer: a page of one message whose subscriber carries 60 KB
+    // of data is small in its own bytes, but not with the subscriber it would add.
+    const server = await start({ NOTIF_FEED_CACHE_MB: '0.05' });
+    servers.push(server);
+    await inAppWorkflow(server, 'heavy-note', { body: 'Body {{payload.i}}' });
+    for (let i = 0; i < 5; i++) await triggerEvent(server, { name: 'heavy-note', to: 'light', payload: { i } });
+    await triggerEvent(server, { name: 'heavy-note', to: { subscriberId: 'heavy', data: { notes: 'n'.repeat(60_000) } }, payload: { i: 0 } });
+    const read = (subscriberId: string, page = 0) =>
+      fetch(`${server.url}${feedPath(subscriberId)}?limit=1&page=${page}&fields=_id,content`, { headers: { authorization: `ApiKey ${KEYS.a}` } }).then((r) => r.text());
+    for (let page = 0; page < 5; page++) await read('light', page);
+    const before = (await stats(server))!;
+    assert.equal(before.entries, 5);
+    const res = await fetch(`${server.url}${feedPath('heavy')}`, { headers: { authorization: `ApiKey ${KEYS.a}`, 'accept-encoding': 'identity' } });
+    assert.equal(JSON.parse(await res.text()).data[0].subscriber.data.notes.length, 60_000);
+    const after = (await stats(server))! as CacheStats & { shared: number };
+    assert.deepEqual({ entries: after.entries, shared: after.shared, bytes: after.bytes }, { entries: 5, shared: 0, bytes: before.bytes }, 'the heavy answer was not kept, the others stay');
+    for (let page = 0; page < 5; page++) await read('light', page);
+    assert.equal((await stats(server))!.hits, after.hits + 5);
   });
 
   it('NOTIF_FEED_CACHE_MB=0 turns it off: answers stay right, with ETag and 304', async () => {
