@@ -267,6 +267,8 @@ function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   let pending = '';
+  /** The last chunk's text ended with a CR (a line break, or the first half of a CRLF). */
+  let cr = false;
   const take = (controller: TransformStreamDefaultController<Uint8Array>, last: boolean) => {
     let out = '';
     for (let end; (end = eventEnd(pending)) >= 0; ) {
@@ -279,8 +281,14 @@ function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
   };
   return new TransformStream({
     transform(chunk, controller) {
-      pending += decoder.decode(chunk, { stream: true });
-      take(controller, false);
+      const text = decoder.decode(chunk, { stream: true });
+      pending += text;
+      // A chunk with no line break ends no event (nor a CR's line before it): the pending text is
+      // not read again for each chunk of a long data line (reading it whole each time was quadratic).
+      const ended = cr || /[\r\n]/.test(text);
+      if (text) cr = text.endsWith('\r');
+      if (ended) take(controller, false);
+      else if (pending.length > MAX_EVENT_LENGTH) throw new Error('an event larger than the proxy passes');
     },
     flush(controller) {
       pending += decoder.decode();

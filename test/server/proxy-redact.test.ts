@@ -332,4 +332,37 @@ describe('inbox proxy: redaction in front of another server', () => {
     assert.equal(await next(), ':\n\n', 'an event that cannot be read is left out; the heartbeat passes');
     await cancel();
   });
+
+  it('reads a long event that comes in many small chunks once, not once a chunk; CR line ends split across chunks still end it', async () => {
+    // A message event of 600 KB (a large payload) in 256 B chunks, as a slow link may split it: the
+    // proxy once scanned all it held for every chunk (900 ms here, against 25 ms in one chunk).
+    const big = `id: 9\ndata: ${JSON.stringify({ id: '9', message: { ...message, payload: { text: 'p'.repeat(600_000) } } })}\n\n`;
+    const through = async (chunks: string[]) => {
+      const bytes = chunks.map((c) => Buffer.from(c));
+      const handler = createInboxProxy({
+        serviceUrl: 'http://service.test',
+        apiKey: KEYS.a,
+        hmacKey: HMAC_KEY,
+        fetch: async () => new Response(new ReadableStream({ start: (c) => (bytes.forEach((b) => c.enqueue(b)), c.close()) }), { headers: { 'content-type': 'text/event-stream' } }),
+      });
+      const started = performance.now();
+      const r = await handler(new Request('http://host.test/notif/v1/subscribers/ada/notifications/stream', { headers: as('ada') }));
+      const text = await r.text();
+      return { text, ms: performance.now() - started };
+    };
+    const split = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+    const whole = await through([big]);
+    assert.equal(whole.text.includes('channels'), false);
+    const chunked = await through(split(big, 256));
+    assert.equal(chunked.text, whole.text);
+    assert.ok(chunked.ms < whole.ms * 5 + 100, `${Math.round(chunked.ms)} ms in chunks against ${Math.round(whole.ms)} ms whole`);
+    // CR alone ends lines: a CR last in a chunk, the blank line's CR first in the next (and a CRLF split so).
+    const data = JSON.stringify({ message });
+    for (const chunks of [[`data: ${data}\r`, '\r', ': next\r\r'], [`data: ${data}\r\n`, '\r', '\n: next\r\n\r\n'], [`data: ${data}\r`, '\n\r\n: next\n\n']]) {
+      const { text } = await through(chunks);
+      assert.equal(text.includes(WEBHOOK) || text.includes(TOKEN), false, JSON.stringify(chunks));
+      assert.ok(text.endsWith(': next' + chunks.at(-1)!.split('next')[1]), `${JSON.stringify(chunks)} -> ${JSON.stringify(text.slice(-40))}`);
+      assert.equal(JSON.parse(text.split(/\r\n|\r|\n/)[0]!.slice(6)).message.subscriber.channels, undefined);
+    }
+  });
 });
