@@ -111,14 +111,25 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
   const tag = entityTag(parts).slice(1, -1);
   let length = 0;
   for (const part of parts) length += Buffer.byteLength(part);
-  if (length < THRESHOLD) return { body: Buffer.from(parts.join('')), length, etag: `"${tag}"` };
+  if (length < THRESHOLD) return { body: exact(parts.join('')), length, etag: `"${tag}"` };
   if (encoding) {
-    const body = encode(parts.join(''), encoding);
+    const body = exact(encode(parts.join(''), encoding));
     return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
   }
-  const own = Buffer.from(parts.filter((_, i) => i % 2 == 0).join(''));
-  const layout = parts.map((text, i) => (i % 2 ? { text, bytes: Buffer.from(text), answers: 0 } : Buffer.byteLength(text)));
-  return { own, layout, length, etag: `"${tag}"` };
+  const layout = parts.map((text, i) => (i % 2 ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
+  return { own: exact(parts.filter((_, i) => i % 2 == 0).join('')), layout, length, etag: `"${tag}"` };
+}
+
+/**
+ * Bytes with a memory of their own, exactly their size. A kept answer must cost what the cache
+ * counts: a small Buffer.from() is a view of an 8 KB pool, and zlib's output one of its 16 KB chunk,
+ * either of which a view kept in the cache holds whole (a 1.5 KB page would keep 16 KB).
+ */
+function exact(data: string | Buffer): Buffer {
+  const out = Buffer.allocUnsafeSlow(Buffer.byteLength(data));
+  if (typeof data == 'string') out.write(data);
+  else data.copy(out);
+  return out;
 }
 
 /** The answer's bytes: its body, or its own bytes with the embedded objects' put back in place. */

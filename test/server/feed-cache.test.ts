@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { expectErrorBody, KEYS, ON_TIME_MS, sqlOn, TestServer } from './helpers.ts';
 import { createWorkflow, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { makeAnswer } from '../../server/src/answer-cache.ts';
 
 // The feed's answer cache (server/src/answer-cache.ts): every write a feed answer shows makes the
 // next answer fresh, whoever wrote it; environments never share answers; ETag and 304; the byte
@@ -426,6 +427,14 @@ describe('the feed answer cache: size', () => {
     assert.deepEqual({ entries: after.entries, shared: after.shared, bytes: after.bytes }, { entries: 5, shared: 0, bytes: before.bytes }, 'the heavy answer was not kept, the others stay');
     for (let page = 0; page < 5; page++) await read('light', page);
     assert.equal((await stats(server))!.hits, after.hits + 5);
+  });
+
+  it('a kept answer holds memory of its own size, not a view of a larger buffer (the cache counts what it keeps)', () => {
+    const page = (n: number) => [`{"data":[${Array.from({ length: n }, (_, i) => `{"_id":"m${i}","subject":"Note ${i}"}`).join(',')}],"subscriber":`, '{"subscriberId":"s"}', '}'];
+    const answers = [makeAnswer(page(2), undefined), makeAnswer(page(40), 'br'), makeAnswer(page(40), 'gzip'), makeAnswer(page(40), undefined)];
+    const kept = answers.flatMap((a) => [a.body, a.own, ...(a.layout ?? []).map((p) => (typeof p == 'number' ? undefined : p.bytes))]).filter((b) => b !== undefined);
+    assert.equal(kept.length, 5);
+    for (const bytes of kept) assert.equal(bytes.buffer.byteLength, bytes.length, `${bytes.length} B kept in ${bytes.buffer.byteLength} B`);
   });
 
   it('NOTIF_FEED_CACHE_MB=0 turns it off: answers stay right, with ETag and 304', async () => {
