@@ -146,13 +146,14 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       return new Response(null, { status: answer.status, headers: back });
     }
     // A Message embeds its subscriber, whose `channels` hold delivery credentials (chat webhook
-    // URLs, push device tokens): they never cross (see redactCredentials).
+    // URLs, push device tokens), and a push or chat message holds its own: they never cross (see
+    // redactCredentials).
     if (/^text\/event-stream/i.test(answer.headers.get('content-type') ?? '')) {
       // Streamed through as it comes, event by event, never buffered whole.
       return new Response(answer.body.pipeThrough(redactEvents()), { status: answer.status, headers: back });
     }
     // Other answers are JSON of a few hundred KB at most: read whole, and passed as they are
-    // (bytes and tag) when nothing in them can be a `channels` key, as the elements' pages.
+    // (bytes and tag) when nothing in them can be a key redactCredentials removes, as the elements' pages.
     let bytes: Buffer | undefined;
     try {
       bytes = await readAnswer(answer.body, MAX_ANSWER_BYTES);
