@@ -351,9 +351,14 @@ describe('inbox proxy: redaction in front of another server', () => {
       return { text, ms: performance.now() - started };
     };
     const split = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
-    const whole = await through([big]);
+    // The fastest of three runs each: a pause of the machine's must not decide it.
+    const fastest = async (chunks: string[]) => {
+      const runs = [await through(chunks), await through(chunks), await through(chunks)];
+      return runs.reduce((a, b) => (b.ms < a.ms ? b : a));
+    };
+    const whole = await fastest([big]);
     assert.equal(whole.text.includes('channels'), false);
-    const chunked = await through(split(big, 256));
+    const chunked = await fastest(split(big, 256));
     assert.equal(chunked.text, whole.text);
     assert.ok(chunked.ms < whole.ms * 5 + 100, `${Math.round(chunked.ms)} ms in chunks against ${Math.round(whole.ms)} ms whole`);
     // CR alone ends lines: a CR last in a chunk, the blank line's CR first in the next (and a CRLF split so).
