@@ -113,7 +113,7 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
   for (const part of parts) length += Buffer.byteLength(part);
   if (length < THRESHOLD) return { body: exact(parts.join('')), length, etag: `"${tag}"` };
   if (encoding) {
-    const body = exact(encode(parts.join(''), encoding));
+    const body = exact(encode(parts.join(''), encoding, length));
     return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
   }
   const layout = parts.map((text, i) => (i % 2 ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));

@@ -36,9 +36,9 @@ export function chooseEncoding(header: string | undefined): 'br' | 'gzip' | unde
   return allowed('br') ? 'br' : allowed('gzip') ? 'gzip' : undefined;
 }
 
-/** `text` compressed in `encoding` (brotli as above, or gzip). */
-export function encode(text: string | Buffer, encoding: 'br' | 'gzip'): Buffer {
-  return encoding == 'br' ? brotliCompressSync(text, BROTLI(Buffer.byteLength(text))) : gzipSync(text);
+/** `text` (of `size` bytes, when the caller knows it) compressed in `encoding` (brotli as above, or gzip). */
+export function encode(text: string | Buffer, encoding: 'br' | 'gzip', size = Buffer.byteLength(text)): Buffer {
+  return encoding == 'br' ? brotliCompressSync(text, BROTLI(size)) : gzipSync(text);
 }
 
 /**
@@ -58,6 +58,6 @@ export function compression(app: App) {
     const encoding = chooseEncoding(request.headers['accept-encoding']);
     if (!encoding) return payload;
     reply.header('content-encoding', encoding).removeHeader('content-length');
-    return encode(payload, encoding);
+    return encode(payload, encoding, size);
   });
 }

@@ -49,6 +49,16 @@ describe('feels finished', () => {
   });
   after(() => restoreVisibility());
 
+  /** A new subscriber with one message of `workflow`, and a <notif-feed> of theirs (embedded: as in a page of its own) once it shows it. */
+  async function feedWithOne(workflow: string, payload: Record<string, string>, embedded = false) {
+    const sub = await uniqueSubscriber();
+    await trigger(workflow, sub, payload);
+    const { baseUrl, apiKey } = await testServer();
+    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed ?embedded=${embedded} base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
+    await feed.loaded(1);
+    return { feed, sub };
+  }
+
   async function bellFor(sub: string, attrs = '') {
     const { baseUrl, apiKey } = await testServer();
     const wrap = await fixture<HTMLElement>(html`<div>
@@ -128,21 +138,13 @@ describe('feels finished', () => {
   });
 
   it('an embedded feed on a page of its own has no close button (only the bell\'s popover has one)', async () => {
-    const sub = await uniqueSubscriber();
-    await trigger(plain, sub, { title: 'One', body: 'x' });
-    const { baseUrl, apiKey } = await testServer();
-    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed embedded base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
-    await feed.loaded(1);
+    const { feed } = await feedWithOne(plain, { title: 'One', body: 'x' }, true);
     expect(feed.root.querySelector('[part~="mark-all-button"]'), 'the header rendered').to.not.equal(null);
     expect(feed.root.querySelector('[part~="close-button"]')).to.equal(null);
   });
 
   it('a disabled "Mark all as read" does not light up under the pointer; an enabled control does', async () => {
-    const sub = await uniqueSubscriber();
-    await trigger(plain, sub, { title: 'One', body: 'x' });
-    const { baseUrl, apiKey } = await testServer();
-    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
-    await feed.loaded(1);
+    const { feed } = await feedWithOne(plain, { title: 'One', body: 'x' });
     const look = (el: Element) => `${getComputedStyle(el).color} ${getComputedStyle(el).backgroundColor}`;
     const hover = async (el: Element) => {
       const r = el.getBoundingClientRect();
@@ -165,11 +167,7 @@ describe('feels finished', () => {
   });
 
   it('gives the row controls 24 px targets apart from each other, and keeps the time visible', async () => {
-    const sub = await uniqueSubscriber();
-    await trigger(plain, sub, { title: 'One', body: 'x' });
-    const { baseUrl, apiKey } = await testServer();
-    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
-    await feed.loaded(1);
+    const { feed } = await feedWithOne(plain, { title: 'One', body: 'x' });
     const m = feed.messages[0]!;
     m.controls[0]!.focus();
     const [a, b] = m.controls.map((c) => c.getBoundingClientRect());
@@ -182,11 +180,7 @@ describe('feels finished', () => {
   });
 
   it('marks a message read when its CTA is pressed, at once and on the server', async () => {
-    const sub = await uniqueSubscriber();
-    await trigger(cta, sub, { title: 'Invitation' });
-    const { baseUrl, apiKey } = await testServer();
-    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>`));
-    await feed.loaded(1);
+    const { feed, sub } = await feedWithOne(cta, { title: 'Invitation' });
     const read = oneEvent(feed.el, 'notif-read-change');
     await feed.message('Invitation').pressButton('Accept');
     expect((await read).detail.read).to.equal(true);

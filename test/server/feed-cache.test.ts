@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { expectErrorBody, KEYS, ON_TIME_MS, sqlOn, TestServer } from './helpers.ts';
-import { createWorkflow, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { createWorkflow, delayedInAppWorkflow, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { makeAnswer } from '../../server/src/answer-cache.ts';
 
 // The feed's answer cache (server/src/answer-cache.ts): every write a feed answer shows makes the
@@ -19,10 +19,16 @@ interface CacheStats {
   maxBytes: number;
   hits: number;
   misses: number;
+  /** Embedded objects held once for the uncompressed answers that embed them. */
+  shared: number;
 }
 
 /** The cache's figures (null when it is off). */
 const stats = async (server: TestServer): Promise<CacheStats | null> => (await server.get('/__feed-cache', { key: null })).body;
+
+/** A feed page as sent, with the encoding asked for (identity: uncompressed); `query` with its `?`. */
+const sentFeed = (server: TestServer, subscriberId: string, query = '', encoding?: string) =>
+  fetch(`${server.url}${feedPath(subscriberId)}${query}`, { headers: { authorization: `ApiKey ${KEYS.a}`, ...(encoding && { 'accept-encoding': encoding }) } });
 
 /** Reads a feed page twice; on a server with a cache, asserts the second read was served from it. */
 async function keptFeed(server: TestServer, subscriberId: string, query: Record<string, any> = {}, key: string = KEYS.a) {
@@ -43,14 +49,7 @@ describe('the feed answer cache: every writer makes the next answer fresh', () =
   before(async () => {
     server = await start();
     await inAppWorkflow(server, 'cache-note', { subject: 'Note {{payload.i}}', body: 'Body {{payload.i}}', primaryAction: { label: 'Open' } });
-    await createWorkflow(server, {
-      workflowId: 'cache-later',
-      name: 'later',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'later' } },
-      ],
-    });
+    await delayedInAppWorkflow(server, 'cache-later', 1, 'later', 'later');
   });
   after(() => server.dispose());
 
@@ -367,7 +366,7 @@ describe('the feed answer cache: size', () => {
     const people = Array.from({ length: 6 }, (_, i) => `sharer-${i}`);
     for (let i = 0; i < 8; i++) await triggerEvent(server, { name: 'shared-note', to: people, payload: { i } });
     const read = async (subscriberId: string, encoding = 'identity') => {
-      const res = await fetch(`${server.url}${feedPath(subscriberId)}?limit=8`, { headers: { authorization: `ApiKey ${KEYS.a}`, 'accept-encoding': encoding } });
+      const res = await sentFeed(server, subscriberId, '?limit=8', encoding);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('content-encoding'), encoding == 'identity' ? null : encoding);
       return res.text();
@@ -375,7 +374,7 @@ describe('the feed answer cache: size', () => {
     let sent = 0;
     const first = new Map<string, string>();
     for (const person of people) first.set(person, await read(person)), (sent += Buffer.byteLength(first.get(person)!));
-    const kept = (await stats(server))! as CacheStats & { shared: number };
+    const kept = (await stats(server))!;
     // Six subscribers' objects and one template, each once, where every page embeds them 8 times.
     assert.equal(kept.shared, people.length + 1);
     assert.ok(kept.bytes < sent * 0.75, `${kept.bytes} B kept for ${sent} B of answers`);
@@ -398,10 +397,10 @@ describe('the feed answer cache: size', () => {
     const people = Array.from({ length: 30 }, (_, i) => `releaser-${i}`);
     for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'release-note', to: people, payload: { i } });
     for (const person of people) {
-      const res = await fetch(`${server.url}${feedPath(person)}`, { headers: { authorization: `ApiKey ${KEYS.a}`, 'accept-encoding': 'identity' } });
+      const res = await sentFeed(server, person, '', 'identity');
       assert.equal(JSON.parse(await res.text()).data.length, 3);
     }
-    const kept = (await stats(server))! as CacheStats & { shared: number };
+    const kept = (await stats(server))!;
     assert.ok(kept.bytes <= kept.maxBytes, `${kept.bytes} <= ${kept.maxBytes}`);
     assert.ok(kept.entries > 1 && kept.entries < people.length, `${kept.entries} entries`);
     // Each kept answer holds its subscriber and the one template: nothing else stays.
@@ -417,13 +416,13 @@ describe('the feed answer cache: size', () => {
     for (let i = 0; i < 5; i++) await triggerEvent(server, { name: 'heavy-note', to: 'light', payload: { i } });
     await triggerEvent(server, { name: 'heavy-note', to: { subscriberId: 'heavy', data: { notes: 'n'.repeat(60_000) } }, payload: { i: 0 } });
     const read = (subscriberId: string, page = 0) =>
-      fetch(`${server.url}${feedPath(subscriberId)}?limit=1&page=${page}&fields=_id,content`, { headers: { authorization: `ApiKey ${KEYS.a}` } }).then((r) => r.text());
+      sentFeed(server, subscriberId, `?limit=1&page=${page}&fields=_id,content`).then((r) => r.text());
     for (let page = 0; page < 5; page++) await read('light', page);
     const before = (await stats(server))!;
     assert.equal(before.entries, 5);
-    const res = await fetch(`${server.url}${feedPath('heavy')}`, { headers: { authorization: `ApiKey ${KEYS.a}`, 'accept-encoding': 'identity' } });
+    const res = await sentFeed(server, 'heavy', '', 'identity');
     assert.equal(JSON.parse(await res.text()).data[0].subscriber.data.notes.length, 60_000);
-    const after = (await stats(server))! as CacheStats & { shared: number };
+    const after = (await stats(server))!;
     assert.deepEqual({ entries: after.entries, shared: after.shared, bytes: after.bytes }, { entries: 5, shared: 0, bytes: before.bytes }, 'the heavy answer was not kept, the others stay');
     for (let page = 0; page < 5; page++) await read('light', page);
     assert.equal((await stats(server))!.hits, after.hits + 5);

@@ -23,6 +23,18 @@ export async function createWorkflow(server: TestServer, body: Record<string, un
   return r.body;
 }
 
+/** A workflow that waits `seconds` (a delay step), then sends one in-app message of `body`. */
+export function delayedInAppWorkflow(server: TestServer, workflowId: string, seconds: number, body: string, name = workflowId) {
+  return createWorkflow(server, {
+    workflowId,
+    name,
+    steps: [
+      { name: 'wait', type: 'delay', controlValues: { amount: seconds, unit: 'seconds' } },
+      { name: 'inbox', type: 'in_app', controlValues: { body } },
+    ],
+  });
+}
+
 /** A workflow with one in-app step. */
 export function inAppWorkflow(server: TestServer, workflowId: string, controlValues: InAppControls, key: string = KEYS.a) {
   return createWorkflow(server, { workflowId, name: workflowId, steps: [{ name: 'inbox', type: 'in_app', controlValues }] }, key);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { dropDatabase, expectErrorBody, sqlOn, startServer, TestServer } from './helpers.ts';
-import { createWorkflow, triggerEvent } from './fixtures.ts';
+import { createWorkflow, delayedInAppWorkflow, triggerEvent } from './fixtures.ts';
 import { closedPort, dbQuery, waitFor } from './engine-fixtures.ts';
 import { connect } from 'node:net';
 import { ensureSubscriber } from './fixtures.ts';
@@ -55,14 +55,7 @@ describe('health, readiness, metrics and logs', () => {
       name: 'Ops chat',
       steps: [{ name: 'chat', type: 'chat', controlValues: { body: 'hi' } }],
     });
-    await createWorkflow(server, {
-      workflowId: 'ops-later',
-      name: 'Ops later',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'later' } },
-      ],
-    });
+    await delayedInAppWorkflow(server, 'ops-later', 1, 'later', 'Ops later');
     await triggerEvent(server, { name: 'ops-chat', to: 'ops-1' });
     const port = await closedPort();
     const creds = await server.patch('/v1/subscribers/ops-1/credentials', { providerId: 'chat-webhook', credentials: { webhookUrl: `http://127.0.0.1:${port}/hook` } });

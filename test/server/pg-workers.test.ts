@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, TestServer } from './helpers.ts';
-import { createWorkflow, triggerEvent } from './fixtures.ts';
+import { delayedInAppWorkflow, triggerEvent } from './fixtures.ts';
 import { dbQuery, sleep, waitFor } from './engine-fixtures.ts';
 
 // Two server processes on one PostgreSQL database share 1,000 due jobs: each runs once, both take
@@ -28,14 +28,7 @@ describe('two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_
   });
 
   it('share 1,000 due delayed jobs: exactly one message per notification, and both processes claimed some', async (t) => {
-    await createWorkflow(a, {
-      workflowId: 'pg-later',
-      name: 'Later',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: 2, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{subscriber.subscriberId}}' } },
-      ],
-    });
+    await delayedInAppWorkflow(a, 'pg-later', 2, 'Hello {{subscriber.subscriberId}}', 'Later');
     for (let i = 0; i < SUBSCRIBERS; i += BATCH) {
       const to = Array.from({ length: BATCH }, (_, j) => `pg-sub-${i + j}`);
       await triggerEvent(front, { name: 'pg-later', to, payload: { i } });

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ON_TIME_MS, startServer, TestServer } from './helpers.ts';
-import { createWorkflow, getFeed, triggerEvent } from './fixtures.ts';
+import { delayedInAppWorkflow, getFeed, triggerEvent } from './fixtures.ts';
 import { dueAt, getNotification, notificationOf, sleep, waitFor } from './engine-fixtures.ts';
 
 // The scheduler is persistent: a restart in the middle of a wait (graceful, or kill -9) loses
@@ -25,22 +25,8 @@ describe('scheduler across restarts', () => {
   let server: TestServer;
   before(async () => {
     server = await startServer();
-    await createWorkflow(server, {
-      workflowId: 'later',
-      name: 'Later',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: DELAY_S, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{payload.n}}' } },
-      ],
-    });
-    await createWorkflow(server, {
-      workflowId: 'soon',
-      name: 'Soon',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{payload.n}}' } },
-      ],
-    });
+    await delayedInAppWorkflow(server, 'later', DELAY_S, 'Hello {{payload.n}}', 'Later');
+    await delayedInAppWorkflow(server, 'soon', 1, 'Hello {{payload.n}}', 'Soon');
   });
   after(() => server.dispose());
 

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectErrorBody, KEYS, TestServer } from './helpers.ts';
-import { createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { createWorkflow, delayedInAppWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { sleep, waitFor } from './engine-fixtures.ts';
 import { openStream } from './stream-fixtures.ts';
 
@@ -194,14 +194,7 @@ describe('notification stream', () => {
   });
 
   it('a delayed step run by the scheduler reaches the stream', async () => {
-    await createWorkflow(server, {
-      workflowId: 'live-later',
-      name: 'later',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'later' } },
-      ],
-    });
+    await delayedInAppWorkflow(server, 'live-later', 1, 'later', 'later');
     await ensureSubscriber(server, 'st-d');
     const s = await openStream(server, 'st-d');
     try {
@@ -258,14 +251,7 @@ describe('streams across two processes on one PostgreSQL database', { skip: !PG 
     a = await new TestServer(env).start(['--no-seed', '--no-scheduler']);
     b = await new TestServer(env, a.dbPath).start();
     await inAppWorkflow(a, 'live2', { body: 'two' });
-    await createWorkflow(a, {
-      workflowId: 'live2-later',
-      name: 'later',
-      steps: [
-        { name: 'wait', type: 'delay', controlValues: { amount: 1, unit: 'seconds' } },
-        { name: 'inbox', type: 'in_app', controlValues: { body: 'later' } },
-      ],
-    });
+    await delayedInAppWorkflow(a, 'live2-later', 1, 'later', 'later');
   });
   after(async () => {
     await b?.stop(true);
