@@ -9,7 +9,8 @@ import { entityTag, notModified } from './answer-cache.ts';
  * `base-url` at it. It holds the key, authenticates the end user, allows only the inbox's own
  * endpoints, and only for that user's subscriber; everything else answers 403. What it passes back
  * holds no delivery credentials: no subscriber's `channels` (chat webhook URLs, push tokens), no
- * message's own `deviceTokens` or `directWebhookUrl`.
+ * message's own `deviceTokens` or `directWebhookUrl`, and no delivery error's `errorText` (it names
+ * the webhook's host and the addresses it resolved to).
  *
  * A standard `(Request) => Promise<Response>` handler: mount it in any framework that speaks the
  * Fetch API, or in plain Node with `toNodeListener` below.
@@ -189,8 +190,8 @@ const MAX_EVENT_LENGTH = 1024 * 1024;
  * Removes delivery credentials from a parsed answer: `channels` from every subscriber (each object
  * that is the value of a `subscriber` key, at any depth: a feed's Messages, mark-as's, an action's,
  * a stream event's, and a spec server's `{data: ...}` envelope alike), and a Message's own
- * `deviceTokens` and `directWebhookUrl` (a push or chat message's: mark-as and actions take any of
- * the subscriber's messages). True when it removed one.
+ * `deviceTokens`, `directWebhookUrl` and `errorText` (a push or chat message's: mark-as and actions
+ * take any of the subscriber's messages). True when it removed one.
  */
 function redactCredentials(value: unknown): boolean {
   let removed = false;
@@ -215,8 +216,13 @@ function redactCredentials(value: unknown): boolean {
   return removed;
 }
 
-/** A Message's own delivery credentials (spec: Message). */
-const MESSAGE_CREDENTIALS = ['deviceTokens', 'directWebhookUrl'];
+/**
+ * A Message's own delivery credentials (spec: Message), and its delivery error's text: a failed
+ * webhook's says which host it named and what that resolved to ("... resolves to 10.0.0.7 is a
+ * private address"), an oracle of the host's network for anyone whose app lets them set a webhook.
+ * (`errorId` stays: a code such as `webhook_unreachable` names nothing.)
+ */
+const MESSAGE_CREDENTIALS = ['deviceTokens', 'directWebhookUrl', 'errorText'];
 
 /**
  * JSON `text` without its subscribers' channels: the new text, undefined when it had none to
@@ -231,7 +237,7 @@ function redactJson(text: string): string | undefined | null {
   }
 }
 
-const KEYS = ['"channels"', '"deviceTokens"', '"directWebhookUrl"', '\\u'];
+const KEYS = ['"channels"', ...MESSAGE_CREDENTIALS.map((key) => `"${key}"`), '\\u'];
 const KEY_BYTES = KEYS.map((key) => Buffer.from(key));
 /**
  * False when the text cannot hold a key redactCredentials removes: JSON writes one as itself, or

@@ -185,6 +185,29 @@ describe('inbox proxy: no delivery credentials reach the browser', () => {
     else assert.ok(action.status >= 400 && action.status < 500, `action: ${action.status}`);
   });
 
+  it("a failed chat delivery's errorText (the webhook's host, what it resolved to) does not cross; its errorId does", async () => {
+    await createWorkflow(service, { workflowId: 'chatted', name: 'Chatted', steps: [{ name: 'room', type: 'chat', controlValues: { body: 'Shipped' } }] });
+    await triggerEvent(service, { name: 'chatted', to: 'ada' });
+    let chat: { id: string; error_text: string | null } | undefined;
+    for (let i = 0; i < 100 && !chat?.error_text; i++) {
+      chat = (await sqlOn(service, `select m.id, m.error_text from messages m join subscribers s on s.id = m.subscriber_id where s.subscriber_id = 'ada' and m.channel = 'chat'`))[0] as typeof chat;
+      if (!chat?.error_text) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(chat?.error_text?.includes('hooks.example.test'), `the delivery failed naming the webhook's host: ${JSON.stringify(chat)}`);
+    assert.ok(chat);
+    const direct = await service.post('/v1/subscribers/ada/messages/mark-as', { messageId: [chat.id], markAs: 'unread' });
+    assert.equal(direct.body[0].errorText, chat.error_text, 'the service itself keeps the error, for the API key');
+    const r = await call('/v1/subscribers/ada/messages/mark-as', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messageId: [chat.id], markAs: 'read' }) });
+    assert.equal(r.status, 201);
+    const text = await r.text();
+    assert.equal(text.includes('hooks.example.test'), false, text);
+    const [m] = JSON.parse(text);
+    assert.equal(m._id, chat.id);
+    assert.equal('errorText' in m, false);
+    assert.equal(m.errorId, direct.body[0].errorId);
+    assert.ok(m.errorId);
+  });
+
   it('a message event of the stream carries its subscriber without channels', async () => {
     const straight = await openStream(service, 'ada');
     const s = await openStream(`${proxy.url}/notif`, 'ada', { headers: as('ada') });
