@@ -41,10 +41,18 @@ export interface InboxProxyOptions {
    * bytes). Read only once the subscriber is authenticated; past it the answer is 413.
    */
   maxBodyBytes?: number;
+  /**
+   * Requests of one subscriber the proxy works on at once (its stream apart), default 16; past it
+   * the answer is 429 with `Retry-After: 1`. An inbox makes two or three at a time; the proxy reads
+   * each JSON answer whole, so this bounds what one signed-in user can make it hold.
+   */
+  maxInFlight?: number;
 }
 
 /** The default of `maxBodyBytes`. */
 export const PROXY_MAX_BODY_BYTES = 64 * 1024;
+/** The default of `maxInFlight`. */
+export const PROXY_MAX_IN_FLIGHT = 16;
 
 /** The inbox's endpoints: method, path, and where the subscriber id (or message id) sits. */
 const ROUTES: { method: string; path: RegExp }[] = [
@@ -73,6 +81,9 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
   const hmacKey = options.hmacKey ?? options.apiKey;
   const send = options.fetch ?? fetch;
   const maxBody = options.maxBodyBytes ?? PROXY_MAX_BODY_BYTES;
+  const maxInFlight = options.maxInFlight ?? PROXY_MAX_IN_FLIGHT;
+  /** Requests in flight by subscriber (streams apart). */
+  const inFlight = new Map<string, number>();
 
   const refuse = errorResponse;
 
@@ -111,6 +122,26 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       query.set('subscriberId', subscriberId);
     }
 
+    // The stream is one long request per browser, its events passed on as they come: not counted.
+    if (path.endsWith('/notifications/stream')) return forward(request, url, path, query);
+    const n = inFlight.get(subscriberId) ?? 0;
+    if (n >= maxInFlight) {
+      const busy = refuse(429, `More than ${maxInFlight} requests of this subscriber at once`, url.pathname);
+      busy.headers.set('retry-after', '1');
+      return busy;
+    }
+    inFlight.set(subscriberId, n + 1);
+    try {
+      return await forward(request, url, path, query);
+    } finally {
+      const left = inFlight.get(subscriberId)! - 1;
+      if (left) inFlight.set(subscriberId, left);
+      else inFlight.delete(subscriberId);
+    }
+  };
+
+  /** Passes an allowed, authenticated request on to the service, and its answer back. */
+  async function forward(request: Request, url: URL, path: string, query: URLSearchParams): Promise<Response> {
     const headers = new Headers({ authorization: `ApiKey ${options.apiKey}` });
     for (const name of FORWARD) {
       const value = request.headers.get(name);
@@ -178,7 +209,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       }
     }
     return new Response(text, { status: answer.status, headers: back });
-  };
+  }
 }
 
 /** The largest answer (other than a stream) the proxy reads; past it, 502. A feed page of 100 full messages is about 270 KB. */

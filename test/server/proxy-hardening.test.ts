@@ -158,3 +158,76 @@ describe('proxy streaming', () => {
     await Promise.race([upstreamClosed, new Promise((_, reject) => setTimeout(() => reject(new Error('the service request stayed open')), 2000))]);
   });
 });
+
+describe('proxy: requests of one subscriber at once', () => {
+  let upstream: Server;
+  let proxy: Awaited<ReturnType<typeof listen>>;
+  /** Answers the held requests of the stand-in service. */
+  const held: (() => void)[] = [];
+
+  before(async () => {
+    // A stand-in service that holds every JSON answer until told (a stream answers at once, and stays open).
+    upstream = createServer((req, res) => {
+      if (req.url!.includes('/stream')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': open\n\n');
+        return;
+      }
+      held.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"count":1}'));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const serviceUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    proxy = await listen(createInboxProxy({ serviceUrl, apiKey: KEYS.a, hmacKey: HMAC_KEY, maxInFlight: 3 }));
+  });
+  after(() => {
+    proxy?.server.close();
+    upstream?.closeAllConnections();
+    upstream?.close();
+  });
+
+  const ask = (who: string, what = 'notifications/unseen', signal?: AbortSignal) =>
+    fetch(`${proxy.url}/notif/v1/subscribers/${who}/${what}`, { headers: { 'x-subscriber-id': who, 'x-subscriber-hash': hash(who) }, signal });
+  const until = async (ok: () => boolean) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(ok(), 'timed out');
+  };
+
+  it('answers 429 with Retry-After past maxInFlight, counts each subscriber apart and not its stream, and frees a place when an answer ends', async () => {
+    const streams = new AbortController();
+    const stream = await ask('ada', 'notifications/stream', streams.signal);
+    assert.equal(stream.status, 200, 'the stream is not counted');
+    const first = [ask('ada'), ask('ada'), ask('ada')];
+    await until(() => held.length == 3);
+    const busy = await ask('ada');
+    assert.equal(busy.status, 429);
+    assert.equal(busy.headers.get('retry-after'), '1');
+    const body = (await busy.json()) as { statusCode: number; error: string; message: string };
+    assert.equal(body.statusCode, 429);
+    assert.equal(body.error, 'Too Many Requests');
+    assert.match(body.message, /3 requests/);
+    assert.equal((await ask('ada', 'notifications/stream', streams.signal)).status, 200, 'a second stream neither');
+    const bob = ask('bob');
+    await until(() => held.length == 4);
+    held.splice(0).forEach((answer) => answer());
+    for (const r of [...first, bob]) assert.equal((await r).status, 200);
+    // Their places are free again.
+    const again = [ask('ada'), ask('ada'), ask('ada')];
+    await until(() => held.length == 3);
+    held.splice(0).forEach((answer) => answer());
+    for (const r of again) assert.equal((await r).status, 200);
+    streams.abort();
+  });
+
+  it('a request the service breaks off frees its place too', async () => {
+    const pending = [ask('cy'), ask('cy'), ask('cy')];
+    await until(() => held.length == 3);
+    // The service goes away mid-answer: each gets the proxy's 502.
+    held.length = 0;
+    upstream.closeAllConnections();
+    for (const r of pending) assert.equal((await r).status, 502);
+    const after = [ask('cy'), ask('cy'), ask('cy')];
+    await until(() => held.length == 3);
+    held.splice(0).forEach((answer) => answer());
+    for (const r of after) assert.equal((await r).status, 200);
+  });
+});
