@@ -360,20 +360,17 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (k == 'retry' && +v! >= 500) this.#retry = +v!;
       if (k == 'data') {
         this.#drops = 0; // the stream works: its backoff starts again
-        this.#onLive(v!);
+        try {
+          this.#onLive(JSON.parse(v!));
+        } catch {
+          this.#refetch(); // unreadable: a refetch
+        }
       }
     }
   }
 
-  /** An event of the stream (its data), in every tab (each parses it). */
-  #onLive(text: string) {
-    let live: Live;
-    try {
-      live = JSON.parse(text);
-    } catch {
-      live = {}; // unreadable: a refetch
-    }
-    const { id, count, message } = live;
+  /** An event of the stream (its data, parsed), in every tab. */
+  #onLive({ id, count, message }: Live) {
     if (id) this.#resume = { 'last-event-id': id };
     if (count != null) return this.#countChanged(count);
     // A refetch, or a new message: the first page is stale even when the count says nothing (a

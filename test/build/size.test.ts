@@ -39,10 +39,11 @@ console.log(
 // preferences, to 22,922 B and 15,780 B; one spelling of a column (flex-flow) to 22,916 B and 15,774 B;
 // the bell's rule reading the top message's seen flag in one test, to 22,910 B and 15,772 B; a
 // disabled ghost button no longer lighting up under the pointer (:enabled:hover, a fix) and the
-// preferences' switches moving at --notif-duration, to 22,911 B and 15,774 B.
+// preferences' switches moving at --notif-duration, to 22,911 B and 15,774 B; the stream's event
+// parsed where it is read (an unreadable one refetches there), to 22,911 B and 15,772 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_911, es: 15_774 };
+const CEILING = { scriptTag: 22_911, es: 15_772 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -74,8 +75,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // buttons and the rows' controls were written once (no live code changed: the build without live
 // updates lost 1 B to 9 B more each time); 782 B and 735 B after the bones were written once, 736 B
 // in the ES build after one spelling of a column (the same); 776 B and 734 B with the bell's rule in
-// one test; 778 B and 732 B after the disabled ghost button's hover fix (no live code changed).
-const LIVE_CEILING = { scriptTag: 778, es: 734 };
+// one test; 778 B and 732 B after the disabled ghost button's hover fix (no live code changed); 778 B
+// and 730 B with the stream's event parsed where it is read.
+const LIVE_CEILING = { scriptTag: 778, es: 730 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [
