@@ -24,8 +24,8 @@ export class ListWindow<T> {
   rendered = new Map<string, HTMLElement>();
   /** Whether the rows reach the last item, the list being shown: time to load more. */
   atEnd = false;
-  /** Whether the list's top is above the view (as of the last layout). */
-  scrolled = false;
+  /** Whether the list's top is above the view (as of the last layout; unset before the first). */
+  scrolled?: boolean;
   #heights = new Map<string, number>();
   /** Row elements out of the DOM, for rows to come (a window after a jump is smaller for a frame). */
   #spare: HTMLElement[] = [];
