@@ -323,7 +323,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       });
       let buffer = '';
       this.#live = true;
-      clearTimeout(this.#timer);
+      this.#schedule(); // none: polling rests while the stream is open
       // Cut into lines as the SSE spec reads them (lines end at CR, LF or CRLF; not at U+2028 as a
       // regex's `m` flag has it), heard here and relayed to the other tabs, which hear them alike.
       const read = (text: string) => {
