@@ -42,10 +42,11 @@ console.log(
 // preferences' switches moving at --notif-duration, to 22,911 B and 15,774 B; the stream's event
 // parsed where it is read (an unreadable one refetches there), to 22,911 B and 15,772 B; the list
 // window's `scrolled` unset before its first layout, to 22,907 B and 15,770 B; the open stream
-// leaving the poll's timer to #schedule, to 15,769 B.
+// leaving the poll's timer to #schedule, to 15,769 B; the "N new" button kept above the rows' raised
+// CTA buttons (z-index 2, a fix), to 22,908 B and 15,770 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_907, es: 15_769 };
+const CEILING = { scriptTag: 22_908, es: 15_770 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -80,8 +81,8 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // one test; 778 B and 732 B after the disabled ghost button's hover fix (no live code changed); 778 B
 // and 730 B with the stream's event parsed where it is read; 774 B and 728 B with the list window's
 // `scrolled` unset before its first layout; 727 B in the ES build with the open stream leaving the
-// poll's timer to #schedule.
-const LIVE_CEILING = { scriptTag: 774, es: 727 };
+// poll's timer to #schedule; 775 B and 728 B with the "N new" button above the rows' CTA buttons (a fix).
+const LIVE_CEILING = { scriptTag: 775, es: 728 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -374,4 +374,37 @@ describe('live: the stream', () => {
     await waitFor(() => !pill(), 'the button goes');
     expect(feed.messages[0]!.subject).to.equal('Fresh 1');
   });
+
+  it('the "N new" button stays above the rows scrolling under it, their CTA buttons too', async () => {
+    const sub = await uniqueSubscriber();
+    const withButtons = await createWorkflow({
+      inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Accept' }, secondaryAction: { label: 'Decline' } } as never,
+    });
+    await triggerMany(withButtons, sub, 20, 'Old');
+    const { baseUrl, apiKey } = await testServer();
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
+    await bell.open();
+    const feed = bell.feed;
+    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
+    const panel = feed.root.querySelector<HTMLElement>('#panel')!;
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    panel.scrollTop = 600;
+    await waitFor(() => panel.scrollTop > 0, 'scrolled');
+    await frames();
+    await triggerMany(withButtons, sub, 2, 'Fresh');
+    const pill = await waitFor(() => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]'), 'the "2 new" button', LIVE_WAIT);
+    // Every point of the button is the button's, wherever the rows are under it (a row's CTA buttons
+    // are raised above the row's own link: the button must be above them).
+    const covered: string[] = [];
+    for (let top = 400; top < 800; top += 8) {
+      panel.scrollTop = top;
+      await frames();
+      const r = pill.getBoundingClientRect();
+      for (const x of [r.left + 4, r.left + r.width / 2, r.right - 4])
+        if (feed.root.elementFromPoint(x, r.top + r.height / 2) !== pill) covered.push(`${top}: ${Math.round(x)}`);
+    }
+    expect(covered, 'points of the button covered by a row').to.deep.equal([]);
+  });
 });

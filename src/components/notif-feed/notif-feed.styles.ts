@@ -33,7 +33,8 @@ export default [
     :host([embedded]) #panel { min-block-size: 0; overflow-y: auto; overscroll-behavior: contain; }
     ul { list-style: none; padding: 0; margin-block-start: -1px; }
     li, .skeleton+.skeleton, .more { border-block-start: 1px solid var(--_border); }
-    .new { position: sticky; top: .5rem; z-index: 1; display: block; margin: 0 auto -2rem; padding: .375rem .75rem; border-radius: 1rem; background: var(--_accent); color: var(--_on-accent); }
+    /* Above the rows' CTA buttons and controls, raised (z-index 1) above each row's link. */
+    .new { position: sticky; top: .5rem; z-index: 2; display: block; margin: 0 auto -2rem; padding: .375rem .75rem; border-radius: 1rem; background: var(--_accent); color: var(--_on-accent); }
     .state, .banner, .more { display: flex; align-items: center; gap: .5rem; padding: .5rem var(--_space); color: var(--_muted); }
     .state { flex-flow: column; padding: 3rem 1.5rem; text-align: center; }
     .state .icon { inline-size: 2rem; }
