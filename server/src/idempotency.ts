@@ -13,6 +13,11 @@ const TTL_MS = 24 * 60 * 60 * 1000;
  */
 const IN_FLIGHT_MS = Number(process.env.NOTIF_IDEMPOTENCY_IN_FLIGHT_MS) || 60 * 1000;
 const MAX_KEY_LENGTH = 255;
+/**
+ * How often a process deletes the keys older than TTL_MS, which nothing replays any more: without
+ * it every key stays for good (the elements send a new one with each change), its answer with it.
+ */
+const SWEEP_MS = 60 * 1000;
 
 interface Held {
   key: string;
@@ -35,6 +40,17 @@ declare module 'fastify' {
  */
 export function idempotency(app: App, db: Db) {
   const k = db.kysely;
+  let nextSweep = 0;
+  /** Deletes the expired keys, at most once per SWEEP_MS; run beside the request, not before it. */
+  const sweep = (now: number) => {
+    if (now < nextSweep) return;
+    nextSweep = now + SWEEP_MS;
+    void k
+      .deleteFrom('idempotency_keys')
+      .where('created_at', '<', now - TTL_MS)
+      .execute()
+      .catch((err: unknown) => app.log.warn({ err }, 'deleting expired idempotency keys failed'));
+  };
 
   app.addHook('preValidation', async (request, reply) => {
     const raw = request.headers['idempotency-key'];
@@ -48,6 +64,7 @@ export function idempotency(app: App, db: Db) {
     const organizationId = request.tenant.organizationId;
     const hash = requestHash(request);
     const now = Date.now();
+    sweep(now);
 
     for (let attempt = 0; attempt < 2; attempt++) {
       const inserted = await k

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectErrorBody, KEYS, startServer, TestServer, type Reply } from './helpers.ts';
+import { expectErrorBody, KEYS, sqlOn, startServer, TestServer, type Reply } from './helpers.ts';
 
 // The idempotency-key header (decisions.md, "Idempotency"), exercised on POST /v2/subscribers:
 // a second processing of a create would update the subscriber and raise its __v, so __v = 0 after
@@ -203,5 +203,27 @@ describe('idempotency-key under concurrency', () => {
       assert.equal(kinds.filter((k) => k === 'processed').length, 1, `solo ${i}: ${kinds.join(', ')}`);
       assert.equal((await server.get(`/v2/subscribers/solo-${i}`)).body.__v, 0);
     }
+  });
+});
+
+describe('idempotency-key expiry', () => {
+  // A key is replayed for 24 hours; after that nothing reads it again, so it must not stay: the
+  // elements send a new key with every change (a mark, an action, a preference), each stored with
+  // its answer, and a table that only grows is disk without bound.
+  let server: TestServer;
+  before(async () => (server = await startServer()));
+  after(() => server.dispose());
+
+  it('keys older than 24 hours are deleted as keyed requests come; younger ones stay', async () => {
+    const hour = 60 * 60 * 1000;
+    const insert = 'insert into idempotency_keys (organization_id, key, request_hash, state, status_code, body, created_at) values (?, ?, ?, ?, ?, ?, ?)';
+    await sqlOn(server, insert, ['org', 'expired', 'h', 'done', 201, null, Date.now() - 25 * hour]);
+    await sqlOn(server, insert, ['org', 'abandoned', 'h', 'in_flight', null, null, Date.now() - 48 * hour]);
+    await sqlOn(server, insert, ['org', 'young', 'h', 'done', 201, null, Date.now() - 23 * hour]);
+    assert.equal((await server.post('/v2/subscribers', { subscriberId: 'idem-expiry' }, withKey('fresh'))).status, 201);
+    const keys = async () => (await sqlOn(server, 'select key from idempotency_keys order by key')).map((r) => r.key);
+    // The deletion runs beside the request: wait for it a while.
+    for (let i = 0; i < 40 && (await keys()).includes('expired'); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await keys(), ['fresh', 'young']);
   });
 });

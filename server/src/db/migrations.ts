@@ -387,6 +387,13 @@ export const migrations: Record<string, Migration> = {
       await sql`create trigger template_version_delete after delete on workflows begin ${template('old')} end`.execute(db);
     },
   },
+  '0009_idempotency_expiry': {
+    // Keys past their 24 hours are deleted every minute (server/src/idempotency.ts): by their age,
+    // reading only the expired rows, not the whole table.
+    async up(db: Kysely<any>) {
+      await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
+    },
+  },
 };
 
 /** Migration 0008 on PostgreSQL: the insert-only change rows the feed's versions are sums of. */
