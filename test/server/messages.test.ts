@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { expectErrorBody, KEYS, startServer, type TestServer } from './helpers.ts';
+import { expectErrorBody, KEYS, sqlOn, startServer, type TestServer } from './helpers.ts';
 import { allMessages, getFeed, inAppWorkflow, sendMessages, triggerEvent, unseenCount } from './fixtures.ts';
 
 const markAll = (s: string) => `/v1/subscribers/${s}/messages/mark-all`;
@@ -184,6 +184,26 @@ describe('messages', () => {
       expectErrorBody(await server.post(markAs(mine), { messageId: m._id, markAs: 'read' }, { key: KEYS.b }), 404);
       assert.equal((await state(mine)).read, 0);
       assert.equal((await state(theirs)).read, 0);
+    });
+
+    it('leaves out a message deleted while it is marked (a DELETE between its update and its read), never a 500', async () => {
+      const id = await inbox(2);
+      const [gone, kept] = (await getFeed(server, id)).data.map((m) => m._id as string);
+      // The delete lands exactly there: a trigger deletes the message as the mark updates it.
+      if (server.postgres) {
+        await sqlOn(server, `create function audit_delete_marked() returns trigger language plpgsql as $$ begin delete from messages where id = new.id; return null; end $$`);
+        await sqlOn(server, `create trigger audit_delete_marked after update on messages for each row when (new.id = '${gone}') execute function audit_delete_marked()`);
+      } else {
+        await sqlOn(server, `create trigger audit_delete_marked after update on messages when new.id = '${gone}' begin delete from messages where id = new.id; end`);
+      }
+      try {
+        const r = await server.post(markAs(id), { messageId: [gone, kept], markAs: 'read' });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        assert.deepEqual(r.body.map((m: any) => [m._id, m.read]), [[kept, true]]);
+        assert.deepEqual((await state(id)).all.map((m) => m._id), [kept]);
+      } finally {
+        await sqlOn(server, server.postgres ? 'drop trigger audit_delete_marked on messages' : 'drop trigger audit_delete_marked');
+      }
     });
 
     it('answers 422 for a bad body', async () => {
