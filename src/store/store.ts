@@ -620,8 +620,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
           if (server.length) this.#share({ upsert: server, count: this.state.unseenCount });
           return;
         } catch (e) {
-          const { status, retryAfter } = e as NotifApiError;
-          if (action === 'remove' && status === 404) return;
+          const { status, retryAfter, message } = e as NotifApiError;
+          // A message the server no longer has (deleted, here or on another device; its 404 names
+          // it, where one of a server without the endpoint cannot): gone here too, not an error.
+          if (status == 404 && (action == 'remove' || message.includes(messageId!))) return this.#share({ remove: [messageId!], count: this.state.unseenCount });
           // Retried: offline (once back online), conflicting (409), throttled (429), unavailable (>= 502).
           if (!(status === 0 || status === 409 || status === 429 || status >= 502) || attempt > 3) throw e;
           await new Promise((r) =>

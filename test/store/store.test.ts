@@ -393,6 +393,26 @@ describe('InboxStore', () => {
     expect(store.state.unseenCount).to.equal(1);
   });
 
+  it('a mark or an action on a message deleted elsewhere removes it here, with no error, and keeps the read toggles', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 3);
+    const store = track(new InboxStore(c));
+    store.connect();
+    await store.refresh();
+    const [a, b, d] = store.state.messages.map((m) => m._id) as [string, string, string];
+    const errors: InboxErrorDetail[] = [];
+    store.addEventListener('error', (e) => errors.push((e as CustomEvent<InboxErrorDetail>).detail));
+    // Deleted on another device: this store has not heard of it yet.
+    for (const id of [a, b]) expect((await fetch(`${c.baseUrl}/v1/messages/${id}`, { method: 'DELETE', headers: { authorization: `ApiKey ${c.apiKey}` } })).status).to.equal(200);
+    await store.markRead(a);
+    await store.action(b, 'primary');
+    expect(store.state.messages.map((m) => m._id)).to.deep.equal([d]);
+    expect(store.state.markAsSupported).to.equal(true);
+    expect(store.state.error).to.equal(null);
+    expect(errors).to.deep.equal([]);
+    expect(store.state.unseenCount).to.equal(1);
+  });
+
   it('ignores the late answer of a superseded request', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 2);
