@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
@@ -122,6 +122,22 @@ export function isApiRequest(request: FastifyRequest): boolean {
   return API_PATH.test(path);
 }
 
+/**
+ * Answers a request Node's HTTP parser refused, with decisions.md's error body (its path: the
+ * request's target when it could be read, at most 200 characters of it), and closes the connection.
+ */
+function answerClientError(error: Error, socket: Socket) {
+  const err = error as NodeJS.ErrnoException & { rawPacket?: Buffer };
+  // (As Node's own handler: nothing is written into an answer that has begun.)
+  const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || response?.headersSent) return void socket.destroy(err);
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const target = response?.req?.url ?? /^[A-Z]+ (\S+)/.exec(err.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
+  const message = status === 431 ? 'The request line and headers are larger than 16 KB' : status === 408 ? 'The request took too long to arrive' : 'Malformed HTTP request';
+  const body = JSON.stringify(errorBody(status, message, target.slice(0, 200)));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
 /** Builds the HTTP app from a config; it holds no global state, so tests can build several. */
 export async function buildApp(config: AppConfig): Promise<App> {
   const requestTimeout = config.requestTimeoutMs ?? 15_000;
@@ -155,6 +171,9 @@ export async function buildApp(config: AppConfig): Promise<App> {
       const status = error.statusCode ?? 400;
       (reply as FastifyReply).code(status).send(errorBody(status, error.message, request.url));
     },
+    // And so do those Node's HTTP parser raises before there is a request (a request line or
+    // headers past 16 KB: 431; a malformed request: 400; too slow: 408).
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON bodies through Fastify's own parser (which refuses __proto__ and constructor.prototype

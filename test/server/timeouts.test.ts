@@ -42,6 +42,26 @@ describe('request timeouts', () => {
     assert.match(r.answer, /^HTTP\/1\.1 408 /);
   });
 
+  it("answers what Node's parser refuses with decisions.md's error body: 431, 400, 408", async () => {
+    const body = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+    const long = await silentClient(server, `GET /v1/subscribers/${'a'.repeat(20_000)}/notifications/feed HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(long.answer, /^HTTP\/1\.1 431 /);
+    const tooLarge = body(long.answer);
+    assert.deepEqual(Object.keys(tooLarge), ['statusCode', 'error', 'message', 'timestamp', 'path']);
+    assert.equal(tooLarge.statusCode, 431);
+    assert.equal(tooLarge.error, 'Request Header Fields Too Large');
+    assert.ok(!isNaN(Date.parse(tooLarge.timestamp as string)));
+    assert.equal(tooLarge.path, `/v1/subscribers/${'a'.repeat(200 - 16)}`);
+    const garbage = await silentClient(server, 'HELLO\r\n\r\n');
+    assert.match(garbage.answer, /^HTTP\/1\.1 400 /);
+    assert.equal(body(garbage.answer).statusCode, 400);
+    assert.equal(body(garbage.answer).path, '');
+    const slow = await silentClient(server, 'POST /v2/subscribers HTTP/1.1\r\nHost: x\r\nauthorization: ApiKey test_key_a\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{');
+    assert.match(slow.answer, /^HTTP\/1\.1 408 /);
+    assert.equal(body(slow.answer).path, '/v2/subscribers');
+    assert.equal((await server.get('/health')).status, 200, 'and it goes on serving');
+  });
+
   it('drops silent partial headers, and a connection that sends nothing', async () => {
     const partial = await silentClient(server, 'GET /health HTTP/1.1\r\nHost: x\r\n');
     assert.ok(partial.closed && partial.ms < 6000, `partial headers: closed ${partial.closed} after ${partial.ms} ms`);
