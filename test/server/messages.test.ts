@@ -266,6 +266,24 @@ describe('messages', () => {
       expectErrorBody(await server.post(action('actor-4', m._id, 'primary'), { status: 'done' }, { key: KEYS.b }), 404);
       expectErrorBody(await server.post(action('nobody', m._id, 'primary'), { status: 'done' }), 404);
     });
+
+    it('answers 404 for a message deleted after it was read and before it is updated, never a 201 for nothing stored', async () => {
+      await triggerEvent(server, { name: 'invite', to: 'actor-6' });
+      const [m] = (await getFeed(server, 'actor-6')).data;
+      // The delete lands exactly there: a trigger deletes the message in place of the action's update.
+      if (server.postgres) {
+        await sqlOn(server, `create function delete_acted() returns trigger language plpgsql as $$ begin delete from messages where id = old.id; return null; end $$`);
+        await sqlOn(server, `create trigger delete_acted before update on messages for each row when (old.id = '${m._id}') execute function delete_acted()`);
+      } else {
+        await sqlOn(server, `create trigger delete_acted before update on messages when old.id = '${m._id}' begin delete from messages where id = old.id; select raise(ignore); end`);
+      }
+      try {
+        expectErrorBody(await server.post(action('actor-6', m._id, 'primary'), { status: 'done' }), 404);
+        assert.deepEqual((await getFeed(server, 'actor-6')).data, []);
+      } finally {
+        await sqlOn(server, server.postgres ? 'drop trigger delete_acted on messages' : 'drop trigger delete_acted');
+      }
+    });
   });
 
   describe('DELETE /v1/messages/:messageId', () => {

@@ -157,7 +157,9 @@ export function messageRoutes(app: App, ctx: AppContext) {
       const action = (cta.action ?? { buttons: [] }) as Record<string, unknown>;
       cta.action = { ...action, status: request.body.status, result: { type, payload: request.body.payload ?? {} } };
       const updatedAt = nowIso();
-      await k.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).execute();
+      const updated = await k.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).executeTakeFirst();
+      // (Deleted since it was read, by a request that came in between: nothing was stored.)
+      if (!Number(updated.numUpdatedRows)) throw notFound('Message', messageId);
       await changed(subscriber.id);
       const [view] = await loadEmbeds(db, [{ ...row, cta: toJson(cta), updated_at: updatedAt }], subscriber);
       return reply.code(201).send(view);
