@@ -181,7 +181,7 @@ function isPostgresUrl(location: string): boolean {
 }
 
 /** Runs one statement on the admin database (CREATE/DROP DATABASE cannot run in a transaction). */
-async function adminQuery(adminUrl: string, statement: string): Promise<void> {
+export async function adminQuery(adminUrl: string, statement: string): Promise<void> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();

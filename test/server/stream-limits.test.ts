@@ -1,7 +1,7 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { expectErrorBody, KEYS, TestServer } from './helpers.ts';
+import { adminQuery, expectErrorBody, KEYS, TestServer } from './helpers.ts';
 import { ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { waitFor } from './engine-fixtures.ts';
 import { openStream, type Stream } from './stream-fixtures.ts';
@@ -108,5 +108,51 @@ describe('stream limits', { timeout: 60_000 }, () => {
     } finally {
       socket.destroy();
     }
+  });
+});
+
+describe('stream: PostgreSQL cannot listen', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  const opened: Stream[] = [];
+  /** Sets how many connections the service's database takes (from the admin database: this one may take none). */
+  const limit = (n: number) => adminQuery(process.env.TEST_DATABASE_URL!, `alter database "${new URL(server.dbPath).pathname.slice(1)}" connection limit ${n}`);
+  before(async () => {
+    server = await new TestServer({ NOTIF_MAX_STREAMS: '2' }).start(['--no-seed']);
+    await ensureSubscriber(server, 'lim-db');
+  });
+  after(async () => {
+    for (const s of opened) s.close();
+    if (server?.postgres) await limit(-1).catch(() => {});
+    await server?.stop(true);
+    await server?.dispose();
+  });
+
+  it('answers 503 with Retry-After when the LISTEN connection cannot be opened, holds no slot for it, and streams once it can', async (t) => {
+    if (!server.postgres) return t.skip('PostgreSQL only (SQLite hears its changes in-process)');
+    // No new connection to the service's database (the pool keeps the ones it has): the stream's
+    // LISTEN connection, opened with the first stream, is refused.
+    await limit(0);
+    for (let i = 0; i < 3; i++) {
+      const refused = await openStream(server, 'lim-db');
+      opened.push(refused);
+      assert.equal(refused.status, 503, `attempt ${i + 1}: ${refused.text}`);
+      assert.equal(refused.headers.get('retry-after'), '2');
+      expectErrorBody({ status: refused.status, headers: refused.headers, body: refused.events[0]?.data ?? JSON.parse(refused.text) }, 503);
+    }
+    await limit(-1);
+    // The LISTEN connection is tried again a second after it failed; the three refused streams hold
+    // no slot (NOTIF_MAX_STREAMS is 2).
+    await waitFor('a stream once the database takes connections', async () => {
+      const s = await openStream(server, 'lim-db');
+      opened.push(s);
+      if (s.status === 200) return s;
+      assert.equal(s.status, 503);
+      assert.match(s.text, /listen/, 'refused for the listen connection, not for slots');
+      await new Promise((r) => setTimeout(r, 300));
+      return undefined;
+    });
+    const second = await openStream(server, 'lim-db');
+    opened.push(second);
+    assert.equal(second.status, 200, 'two slots are free');
   });
 });

@@ -155,7 +155,16 @@ export function streamRoutes(app: App, ctx: AppContext) {
     // Listen before reading, so nothing made in between is missed (a change heard twice is harmless).
     if (slots.full(subscriber.id)) return reply.code(503).header('Retry-After', '30').send(errorBody(503, 'Too many open streams; poll meanwhile', request.url));
     release = slots.take(subscriber.id, end);
-    off = await db.changes.subscribe(subscriber.id, onChange);
+    try {
+      off = await db.changes.subscribe(subscriber.id, onChange);
+    } catch (err) {
+      // PostgreSQL's LISTEN connection could not be opened (it is tried again in a second): the
+      // slot is freed, and the client polls and reconnects as after any drop.
+      ended = true;
+      release();
+      request.log.warn({ err }, 'the stream could not listen for changes');
+      return reply.code(503).header('Retry-After', '2').send(errorBody(503, 'The stream cannot listen for changes now; poll meanwhile', request.url));
+    }
     // Ended while connecting (newer streams of this subscriber took its place): the answer is sent.
     if (ended) return reply.hijack(), off();
     res.on('close', end);
