@@ -33,6 +33,7 @@ export class ListWindow<T> {
   #list?: HTMLElement | null;
   #pinned?: string;
   #sheet = new CSSStyleSheet();
+  #css?: string;
   #next?: Promise<unknown>;
   #observer = new ResizeObserver((entries) => {
     let changed = false;
@@ -71,10 +72,13 @@ export class ListWindow<T> {
 
   /**
    * Shows `items` in `list`, keeping `pinned`'s row, at once; without arguments (a scroll, a
-   * resize) lays out what it has again in the next frame. Resolves once the rows are rendered.
+   * resize), or with the same list, items and pinned row (the feed updated for something else, as
+   * the unseen count), lays out what it has again in the next frame: no layout is read in the middle
+   * of a task, which would lay out rows the browser was about to lay out anyway. Resolves once the
+   * rows are rendered.
    */
   layout(list?: HTMLElement | null, items?: readonly T[], pinned?: string): Promise<unknown> {
-    if (!items) return (this.#next ??= new Promise((r) => requestAnimationFrame(() => r(((this.#next = undefined), this.#pass())))));
+    if (!items || (list == this.#list && items == this.#items && pinned == this.#pinned)) return (this.#next ??= new Promise((r) => requestAnimationFrame(() => r(((this.#next = undefined), this.#pass())))));
     // (Another list: the rows of the one before move into it, or leave.)
     if (list && list != this.#list) {
       list.classList.add('window');
@@ -192,9 +196,9 @@ export class ListWindow<T> {
     });
     for (const row of free) this.#observer.unobserve(row), row.remove(), this.#spare.push(row);
     this.rendered = rendered;
-    this.#sheet.replaceSync(
-      `.window{overflow-anchor:none;padding-block:${offsets[indexes[0] ?? 0]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`,
-    );
+    // (The same text again is not written: a new sheet is style work for the whole list.)
+    const css = `.window{overflow-anchor:none;padding-block:${offsets[indexes[0] ?? 0]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`;
+    if (css != this.#css) this.#sheet.replaceSync((this.#css = css));
     return fresh;
   }
 }

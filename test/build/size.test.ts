@@ -45,10 +45,12 @@ console.log(
 // leaving the poll's timer to #schedule, to 15,769 B; the "N new" button kept above the rows' raised
 // CTA buttons (z-index 2, a fix), to 22,908 B and 15,770 B; a mark or an action on a message deleted
 // elsewhere removing it instead of hiding every read toggle (its 404 names the message; a fix), to
-// 22,935 B and 15,796 B.
+// 22,935 B and 15,796 B; the list window reading no layout mid-task when the feed updates for
+// something else (the first render's frame, median over 120 loads each: 34.8 ms against 37.5 ms), to
+// 22,957 B and 15,824 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_935, es: 15_796 };
+const CEILING = { scriptTag: 22_957, es: 15_824 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -84,8 +86,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // and 730 B with the stream's event parsed where it is read; 774 B and 728 B with the list window's
 // `scrolled` unset before its first layout; 727 B in the ES build with the open stream leaving the
 // poll's timer to #schedule; 775 B and 728 B with the "N new" button above the rows' CTA buttons (a fix);
-// 771 B in the script tag after the fix for a message deleted elsewhere (no live code changed).
-const LIVE_CEILING = { scriptTag: 771, es: 728 };
+// 771 B in the script tag after the fix for a message deleted elsewhere (no live code changed); 769 B
+// and 723 B after the list window's change (no live code changed).
+const LIVE_CEILING = { scriptTag: 769, es: 723 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -268,6 +268,30 @@ describe('windowed list', function () {
     expect(fullFeed.subjects).to.deep.equal(subjects);
   });
 
+  it('an update of the feed that leaves its list as it was reads no layout in its task, and writes no new sheet', async () => {
+    const feed = await feedFor(sub);
+    await feed.loaded();
+    await new Promise((r) => requestAnimationFrame(r));
+    await new Promise((r) => requestAnimationFrame(r));
+    const reads = sinon.spy(Element.prototype, 'getBoundingClientRect');
+    const sheets = sinon.spy(CSSStyleSheet.prototype, 'replaceSync');
+    try {
+      // As when the unseen count changes: the feed renders again, its messages the same.
+      feed.el.requestUpdate();
+      await feed.el.updateComplete;
+      expect(reads.callCount, 'layout read in the update').to.equal(0);
+      // The next frame lays the list out again: the same rows, so the same sheet.
+      await new Promise((r) => requestAnimationFrame(r));
+      await new Promise((r) => setTimeout(r));
+      expect(reads.callCount, 'laid out in the frame').to.be.above(0);
+      expect(sheets.callCount, 'sheets written').to.equal(0);
+      expectContiguous(feed);
+    } finally {
+      reads.restore();
+      sheets.restore();
+    }
+  });
+
   it('rows share one clock for their relative times (no timer per row)', async () => {
     const spy = sinon.spy(window, 'setInterval');
     try {
