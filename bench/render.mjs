@@ -19,6 +19,10 @@
 //    came until the task posted from that frame, and whether the overscan's rows counted depended on
 //    which of that task and the next frame ran first: half the loads did, half did not. That figure
 //    is still printed, as a row that is not a budget.)
+//    Then BENCH_TRACED more loads (default 5) under a Chromium trace, not counted in the figures above:
+//    how much of the time from the response to that paint the page's main thread ran (its CPU time,
+//    the trace's thread duration of each task), and how much of it was style and layout. The rest is
+//    waiting: for the frame clock, the compositor, and Chromium's other threads on the same cores.
 // B. "10,000 loaded messages: <= 60 <notif-message>, <= 6,000 nodes, heap <= 30 MB, no long task over
 //    50 ms while scrolling, frame interval p95 <= 20 ms":
 //    the same page scrolled to its end until BENCH_MESSAGES messages are in (infinite scroll pages them
@@ -46,6 +50,8 @@ const SCROLL_STEP = Number(process.env.BENCH_SCROLL_STEP ?? 1000);
 /** At most this many frames each way (a larger step when the page is taller): a frame can take 200 ms. */
 const SCROLL_FRAMES = Number(process.env.BENCH_SCROLL_FRAMES ?? 150);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+/** Loads traced after figure A's (not counted in it: tracing slows them): the main thread's CPU from the response to the painted frame. */
+const TRACED = Number(process.env.BENCH_TRACED ?? 5);
 const KEY = 'bench_render_key';
 
 /** DESIGN.md's budgets (issue 12). */
@@ -118,6 +124,7 @@ function watchFirstRender(response) {
         const ch = new MessageChannel();
         ch.port1.onmessage = async () => {
           const painted = now();
+          performance.mark('notif-painted');
           mo.disconnect();
           bench.render = { response, inDom, updated: await updated, updatedAll, frame, frameTime, painted, messages: shown.length, messagesAll: messages().length };
         };
@@ -137,6 +144,7 @@ feed.fetch = async (input, init) => {
   const headers = performance.now();
   const text = await res.text();
   const body = performance.now();
+  performance.mark('notif-response');
   const entry = { page: Number(new URL(url).searchParams.get('page')), start, headers, body, bytes: text.length };
   bench.feed.push(entry);
   if (!bench.first) { bench.first = entry; watchFirstRender(entry); }
@@ -266,6 +274,30 @@ async function firstRender(context, pageUrl, expected) {
   } finally {
     await page.close();
   }
+}
+
+/**
+ * The page's main thread from the 'notif-response' mark to 'notif-painted', in a trace: CPU time of
+ * its outermost events (tasks and microtask checkpoints), their wall time, and the CPU of style and layout.
+ */
+function mainThread(trace) {
+  const events = JSON.parse(trace.toString()).traceEvents;
+  const mark = (name) => events.find((e) => e.name === name && e.ph !== 'e');
+  const from = mark('notif-response');
+  const to = mark('notif-painted');
+  if (!from || !to) return null;
+  const own = events.filter((e) => e.pid === from.pid && e.tid === from.tid && e.ph === 'X' && e.ts + (e.dur ?? 0) > from.ts && e.ts < to.ts).sort((x, y) => x.ts - y.ts || y.dur - x.dur);
+  let cpu = 0;
+  let busy = 0;
+  let end = -Infinity;
+  for (const e of own) {
+    if (e.ts < end) continue; // inside the outermost event before it
+    end = e.ts + e.dur;
+    cpu += (e.tdur ?? e.dur) * Math.min(1, (Math.min(end, to.ts) - Math.max(e.ts, from.ts)) / (e.dur || 1));
+    busy += Math.min(end, to.ts) - Math.max(e.ts, from.ts);
+  }
+  const styleLayout = own.filter((e) => e.name === 'UpdateLayoutTree' || e.name === 'Layout').reduce((sum, e) => sum + (e.tdur ?? e.dur), 0);
+  return { wall: (to.ts - from.ts) / 1000, cpu: cpu / 1000, busy: busy / 1000, styleLayout: styleLayout / 1000 };
 }
 
 /** Figure B: load every message by scrolling, count, then scroll down and up. */
@@ -400,6 +432,17 @@ async function main() {
       );
     }
 
+    const traced = [];
+    if (TRACED) log(`figure A, traced: ${TRACED} more loads (not counted above)`);
+    for (let i = 0; i < TRACED; i++) {
+      await browser.startTracing(undefined, { categories: ['devtools.timeline', 'blink.user_timing', 'toplevel'] });
+      await firstRender(context, pageUrl, expected);
+      const t = mainThread(await browser.stopTracing());
+      if (!t) continue;
+      traced.push(t);
+      log(`  traced load ${i + 1}: response to paint ${ms(t.wall)}; main thread ran ${ms(t.busy)}, ${ms(t.cpu)} of CPU (style and layout ${ms(t.styleLayout)})`);
+    }
+
     log(`figure B: scrolling until ${int(MESSAGES)} messages are loaded, then down and up`);
     const b = await tenThousand(context, pageUrl, MESSAGES);
     log(`  loaded in ${(b.loading.ms / 1000).toFixed(1)} s (${b.loading.pages} feed requests, ${b.loading.stalls} stalls of 3 s); scrolled down and up ${int(b.scroll.step)} px per frame in ${(b.scroll.ms / 1000).toFixed(1)} s, ${int(b.scroll.frames)} frames`);
@@ -426,6 +469,9 @@ async function main() {
       ['   ... to the next frame, after its layout and paint (median / worst)', `${ms(painted.median)} / ${ms(painted.worst)}`, `median <= ${BUDGET.painted} ms`, verdict(painted.median <= BUDGET.painted)],
       ['   rows in that frame of the 100 (the windowed list)', [...new Set(loads.map((l) => l.messages))].sort((x, y) => x - y).join(' or '), '-', ''],
       ['   (not a budget) every row in the DOM until the paint, as measured before: updateComplete (median / worst; rows)', `${ms(updatedAll.median)} / ${ms(updatedAll.worst)}; ${[...new Set(loads.map((l) => l.messagesAll))].sort((x, y) => x - y).join(' or ')}`, '-', ''],
+      ...(traced.length
+        ? [[`   (not a budget) traced loads: response to paint; the main thread's CPU in it, of which style and layout (medians of ${traced.length})`, `${ms(median(traced.map((t) => t.wall)))}; ${ms(median(traced.map((t) => t.cpu)))}, ${ms(median(traced.map((t) => t.styleLayout)))}`, '-', '']]
+        : []),
       ['   long tasks between the response and that paint (all loads)', aLong.length ? `${aLong.length}, worst ${ms(Math.max(...aLong))}` : 'none', '-', ''],
       [`B. ${int(loadedCount)} messages loaded: <notif-message> elements in the DOM`, int(b.counts.messages), `<= ${BUDGET.messages}`, verdict(b.counts.messages <= BUDGET.messages)],
       ['   DOM nodes, shadow roots walked (at 100 messages)', `${int(b.counts.dom.nodes)} (${int(a100.dom.nodes)})`, `<= ${int(BUDGET.nodes)}`, verdict(b.counts.dom.nodes <= BUDGET.nodes)],
