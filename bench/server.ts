@@ -256,12 +256,13 @@ async function main() {
     console.log('| target | req/s | vs bare | p50 ms | p99 ms | bytes/req | errors | budget | verdict |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
-      const share = Math.round((r.rps / bareRps) * 100);
+      // (Judged unrounded: 24.5% is not 25%.)
+      const share = (r.rps / bareRps) * 100;
       const budget = BUDGETS[r.name];
       const ok = !budget || ((budget.share === undefined || share >= budget.share) && (budget.bytes === undefined || r.bytesPerRequest <= budget.bytes));
       const text = budget ? [budget.share && `>= ${budget.share}% of bare`, budget.bytes && `<= ${budget.bytes} B on the wire`].filter(Boolean).join(', ') : '-';
       console.log(
-        `| ${r.name} | ${r.rps} | ${share}% | ${r.p50} | ${r.p99} | ${r.bytesPerRequest} | ${r.errors + r.non2xx} | ${text} | ${budget ? (ok ? 'ok' : 'OVER') : ''} |`,
+        `| ${r.name} | ${r.rps} | ${share.toFixed(1)}% | ${r.p50} | ${r.p99} | ${r.bytesPerRequest} | ${r.errors + r.non2xx} | ${text} | ${budget ? (ok ? 'ok' : 'OVER') : ''} |`,
       );
     }
     mkdirSync(join(ROOT, 'bench/out'), { recursive: true });
