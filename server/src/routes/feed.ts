@@ -274,6 +274,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
 
   /** Runs SQL written with `?` placeholders (PostgreSQL's $1, $2... put in their place). */
   const run = async <R>(text: string, params: readonly unknown[]): Promise<R[]> => {
+    const now = db.readNow?.<R>(text, params);
+    if (now) return now;
     let n = 0;
     const query = db.dialect == 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
     return (await k.executeQuery<R>(CompiledQuery.raw(query, params as unknown[]))).rows;
