@@ -345,9 +345,10 @@ describe('live: the stream', () => {
     await waitFor(() => tab.received.length === 3, 'notif-message-received for the third', LIVE_WAIT);
   });
 
-  it('a feed scrolled down shows "N new" for messages arriving above, and it scrolls up to them', async () => {
+  /** A live bell's popover open on 20 messages of `workflow`, its panel scrolled down and laid out. */
+  async function scrolledPopover(workflow: string) {
     const sub = await uniqueSubscriber();
-    await triggerMany(workflowId, sub, 20, 'Old');
+    await triggerMany(workflow, sub, 20, 'Old');
     const { baseUrl, apiKey } = await testServer();
     const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-bell>`);
     const bell = new BellHarness(el);
@@ -360,6 +361,11 @@ describe('live: the stream', () => {
     await waitFor(() => panel.scrollTop > 0, 'scrolled');
     // The list window lays out a scroll in the next frame (and knows the list is scrolled from then).
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return { sub, bell, feed, panel };
+  }
+
+  it('a feed scrolled down shows "N new" for messages arriving above, and it scrolls up to them', async () => {
+    const { sub, bell, feed, panel } = await scrolledPopover(workflowId);
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
     expect(pill()).to.equal(null);
     const firstVisible = () => feed.messages.find((m) => m.el.getBoundingClientRect().top >= panel.getBoundingClientRect().top)?.subject;
@@ -376,23 +382,11 @@ describe('live: the stream', () => {
   });
 
   it('the "N new" button stays above the rows scrolling under it, their CTA buttons too', async () => {
-    const sub = await uniqueSubscriber();
     const withButtons = await createWorkflow({
       inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Accept' }, secondaryAction: { label: 'Decline' } } as never,
     });
-    await triggerMany(withButtons, sub, 20, 'Old');
-    const { baseUrl, apiKey } = await testServer();
-    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-bell>`);
-    const bell = new BellHarness(el);
-    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
-    await bell.open();
-    const feed = bell.feed;
-    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
-    const panel = feed.root.querySelector<HTMLElement>('#panel')!;
+    const { sub, feed, panel } = await scrolledPopover(withButtons);
     const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    panel.scrollTop = 600;
-    await waitFor(() => panel.scrollTop > 0, 'scrolled');
-    await frames();
     await triggerMany(withButtons, sub, 2, 'Fresh');
     const pill = await waitFor(() => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]'), 'the "2 new" button', LIVE_WAIT);
     // Every point of the button is the button's, wherever the rows are under it (a row's CTA buttons
