@@ -153,7 +153,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       // Only now, with the subscriber authenticated, is the body read, and never past the cap.
       const declared = Number(request.headers.get('content-length') ?? 0);
       if (declared > maxBody) return refuse(413, `The body is larger than ${maxBody} bytes`, url.pathname);
-      body = await readCapped(request, maxBody);
+      body = await readCapped(request.body, maxBody);
       if (!body) return refuse(413, `The body is larger than ${maxBody} bytes`, url.pathname);
     }
     let answer: Response;
@@ -188,7 +188,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     // (bytes and tag) when nothing in them can be a key redactCredentials removes, as the elements' pages.
     let bytes: Buffer | undefined;
     try {
-      bytes = await readAnswer(answer.body, MAX_ANSWER_BYTES);
+      bytes = await readCapped(answer.body, MAX_ANSWER_BYTES);
     } catch {
       return refuse(502, "The notification service's answer broke off", url.pathname);
     }
@@ -278,23 +278,6 @@ function mayHoldCredentials(bytes: Buffer): boolean {
   return KEY_BYTES.some((key) => bytes.includes(key));
 }
 
-/** The whole body, or undefined past `max` bytes (reading stops there). Throws when the body breaks off. */
-async function readAnswer(body: ReadableStream<Uint8Array>, max: number): Promise<Buffer | undefined> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return Buffer.concat(chunks);
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-}
-
 /**
  * A Server-Sent Events stream with its subscribers' channels removed, event by event: each event
  * passes as soon as its blank line has come (several in one chunk pass together), as it was unless
@@ -380,10 +363,13 @@ function errorResponse(status: number, message: string, path: string): Response 
   );
 }
 
-/** The request's body, or undefined when it holds more than `max` bytes (reading stops there). */
-async function readCapped(request: Request, max: number): Promise<Uint8Array | undefined> {
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
+/**
+ * A body whole (a request's, or an answer's), or undefined past `max` bytes (reading stops there).
+ * Throws when the body breaks off.
+ */
+async function readCapped(body: ReadableStream<Uint8Array> | null, max: number): Promise<Buffer | undefined> {
+  if (!body) return Buffer.alloc(0);
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {

@@ -5,6 +5,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/src/proxy.ts';
 import { KEYS, startServer, type TestServer } from './helpers.ts';
 import { chunks } from './stream-fixtures.ts';
+import { waitFor } from './engine-fixtures.ts';
 
 // The proxy in front of the real service, as an attacker talks to it: requests Node parses but the
 // Fetch API refuses, bodies that never end, and answers that stream.
@@ -187,17 +188,15 @@ describe('proxy: requests of one subscriber at once', () => {
 
   const ask = (who: string, what = 'notifications/unseen', signal?: AbortSignal) =>
     fetch(`${proxy.url}/notif/v1/subscribers/${who}/${what}`, { headers: { 'x-subscriber-id': who, 'x-subscriber-hash': hash(who) }, signal });
-  const until = async (ok: () => boolean) => {
-    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(ok(), 'timed out');
-  };
+  /** Until the stand-in service holds `n` requests. */
+  const holding = (n: number) => waitFor(`${n} requests held`, async () => (held.length == n ? true : undefined), 2000, 10);
 
   it('answers 429 with Retry-After past maxInFlight, counts each subscriber apart and not its stream, and frees a place when an answer ends', async () => {
     const streams = new AbortController();
     const stream = await ask('ada', 'notifications/stream', streams.signal);
     assert.equal(stream.status, 200, 'the stream is not counted');
     const first = [ask('ada'), ask('ada'), ask('ada')];
-    await until(() => held.length == 3);
+    await holding(3);
     const busy = await ask('ada');
     assert.equal(busy.status, 429);
     assert.equal(busy.headers.get('retry-after'), '1');
@@ -207,12 +206,12 @@ describe('proxy: requests of one subscriber at once', () => {
     assert.match(body.message, /3 requests/);
     assert.equal((await ask('ada', 'notifications/stream', streams.signal)).status, 200, 'a second stream neither');
     const bob = ask('bob');
-    await until(() => held.length == 4);
+    await holding(4);
     held.splice(0).forEach((answer) => answer());
     for (const r of [...first, bob]) assert.equal((await r).status, 200);
     // Their places are free again.
     const again = [ask('ada'), ask('ada'), ask('ada')];
-    await until(() => held.length == 3);
+    await holding(3);
     held.splice(0).forEach((answer) => answer());
     for (const r of again) assert.equal((await r).status, 200);
     streams.abort();
@@ -220,13 +219,13 @@ describe('proxy: requests of one subscriber at once', () => {
 
   it('a request the service breaks off frees its place too', async () => {
     const pending = [ask('cy'), ask('cy'), ask('cy')];
-    await until(() => held.length == 3);
+    await holding(3);
     // The service goes away mid-answer: each gets the proxy's 502.
     held.length = 0;
     upstream.closeAllConnections();
     for (const r of pending) assert.equal((await r).status, 502);
     const after = [ask('cy'), ask('cy'), ask('cy')];
-    await until(() => held.length == 3);
+    await holding(3);
     held.splice(0).forEach((answer) => answer());
     for (const r of after) assert.equal((await r).status, 200);
   });

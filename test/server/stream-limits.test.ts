@@ -148,9 +148,8 @@ describe('stream: PostgreSQL cannot listen', { timeout: 60_000 }, () => {
       if (s.status === 200) return s;
       assert.equal(s.status, 503);
       assert.match(s.text, /listen/, 'refused for the listen connection, not for slots');
-      await new Promise((r) => setTimeout(r, 300));
       return undefined;
-    });
+    }, 10_000, 300);
     const second = await openStream(server, 'lim-db');
     opened.push(second);
     assert.equal(second.status, 200, 'two slots are free');
