@@ -271,10 +271,17 @@ describe('windowed list', function () {
   it('an update of the feed that leaves its list as it was reads no layout in its task, and writes no new sheet', async () => {
     const feed = await feedFor(sub);
     await feed.loaded();
-    await new Promise((r) => requestAnimationFrame(r));
-    await new Promise((r) => requestAnimationFrame(r));
-    const reads = sinon.spy(Element.prototype, 'getBoundingClientRect');
     const sheets = sinon.spy(CSSStyleSheet.prototype, 'replaceSync');
+    // Settled: the rows around the view came and were measured (no sheet written for three frames).
+    for (let quiet = 0, frames = 0; quiet < 3; frames++) {
+      const before = sheets.callCount;
+      await new Promise((r) => requestAnimationFrame(r));
+      await new Promise((r) => setTimeout(r));
+      quiet = sheets.callCount == before ? quiet + 1 : 0;
+      if (frames > 120) throw new Error('the list never settled');
+    }
+    sheets.resetHistory();
+    const reads = sinon.spy(Element.prototype, 'getBoundingClientRect');
     try {
       // As when the unseen count changes: the feed renders again, its messages the same.
       feed.el.requestUpdate();
