@@ -4,6 +4,34 @@
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/**
+ * Chromium features turned off. Chromium 156 loads its omnibox popup (a WebUI page) into a renderer
+ * process of its own for every new window, and a headless run opens one for every page: in traces
+ * of bench:render, 10 to 15 ms of CPU on that renderer's main thread and more on the browser's,
+ * in the middle of the page's first render, on 2 cores (Puppeteer's defaults turn these two off
+ * too). The rest is Playwright 1.65's own list: Chromium reads only the last `--disable-features`
+ * it is given, and Playwright puts its own before these arguments, so this list names them again
+ * (Puppeteer, which web-test-runner launches with, merges the two).
+ */
+const FEATURES_OFF = [
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  // Playwright's:
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+];
+
 export const CHROMIUM_ARGS = [
   '--headless=new',
   '--no-sandbox',
@@ -12,4 +40,5 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
   '--no-first-run',
+  `--disable-features=${FEATURES_OFF}`,
 ];
