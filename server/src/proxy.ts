@@ -90,9 +90,17 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
   /** The subscriber this request speaks for, or null when it proves none. */
   async function who(request: Request): Promise<string | null> {
     if (options.authenticate) return options.authenticate(request);
-    const claimed = request.headers.get('x-subscriber-id');
+    // The id is percent-encoded (the elements send encodeURIComponent of it: a header carries bytes,
+    // not every character an id may hold); one that does not decode proves nothing.
+    const encoded = request.headers.get('x-subscriber-id');
     const hash = request.headers.get('x-subscriber-hash');
-    if (!claimed || !hash) return null;
+    if (!encoded || !hash) return null;
+    let claimed: string;
+    try {
+      claimed = decodeURIComponent(encoded);
+    } catch {
+      return null;
+    }
     const expected = Buffer.from(subscriberHash(claimed, hmacKey));
     const given = Buffer.from(hash.toLowerCase());
     return given.length === expected.length && timingSafeEqual(given, expected) ? claimed : null;

@@ -2,7 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
 import { BellHarness, pretendVisible, waitFor } from './harness.ts';
-import { api, createWorkflow, subscriberHash, testServer, triggerMany, uniqueSubscriber } from './server.ts';
+import { api, createWorkflow, subscriberHash, testServer, triggerMany, uniqueId, uniqueSubscriber } from './server.ts';
 
 // The production path: the page holds no API key. <notif-bell> talks to the proxy on its own origin
 // (server/src/proxy.ts, mounted by web-test-runner.config.mjs at /notif) with a subscriber hash.
@@ -34,6 +34,23 @@ describe('through the proxy, without a key in the page', () => {
     const client = await api();
     await waitFor(async () => (await client.unseenCount(sub)).count === 0, 'seen on the server');
     await waitFor(() => bell.badge === null, 'badge cleared');
+  });
+
+  it('works for a subscriber id outside Latin-1 (a header cannot carry it as it is)', async () => {
+    const sub = `Zoë-用户-${uniqueId('sub')}`;
+    await (await api()).createSubscriber({ subscriberId: sub });
+    await triggerMany(workflowId, sub, 2);
+    const { proxyPath } = await testServer();
+    const el = await fixture<NotifBell>(html`<notif-bell
+      base-url=${proxyPath}
+      subscriber-id=${sub}
+      subscriber-hash=${await subscriberHash(sub)}
+    ></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(() => bell.badge === '2', 'badge 2 through the proxy');
+    await bell.open();
+    await waitFor(() => bell.feed.messages.length === 2, 'two messages through the proxy');
+    await waitFor(async () => (await (await api()).unseenCount(sub)).count === 0, 'seen on the server');
   });
 
   it("shows an error, not another subscriber's data, when the hash is not the subscriber's", async () => {
