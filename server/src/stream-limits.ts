@@ -6,40 +6,76 @@ import type { ServerResponse } from 'node:http';
 //   ends the oldest. A browser holds one stream (its leader tab), a person a few devices; a stream
 //   past that is most likely one whose connection died unseen (a laptop closed, a network change),
 //   and refusing the new one would lock out the device in use while the dead one lingers.
-// - per process: at most MAX_STREAMS (NOTIF_MAX_STREAMS); past it a new stream gets 503 with
-//   `Retry-After`, and the client polls meanwhile.
+// - per environment: at most STREAMS_PER_ENVIRONMENT (NOTIF_STREAMS_PER_ENVIRONMENT); past it a
+//   new stream of that environment gets 503 with `Retry-After`, and its client polls meanwhile.
+//   By default the same as the process's cap: a deployment of one environment can use every slot.
+// - per process: at most MAX_STREAMS (NOTIF_MAX_STREAMS). A process that is full makes room for an
+//   environment holding fewer streams than another: the new stream ends the oldest stream of the
+//   environment that holds the most, as long as that one still holds more afterwards. So one
+//   environment may fill an idle process, yet never keeps the others out: when the process is full,
+//   every environment that wants streams ends up with an even share (or all it asks for, if less).
+//   Otherwise a new stream gets 503 with `Retry-After`, and the client polls meanwhile.
 // - per stream: a client that does not read gets its stream ended once MAX_BUFFERED bytes wait to
 //   be sent (it reconnects and catches up with `Last-Event-ID`, or is told to refetch).
 
 export const STREAMS_PER_SUBSCRIBER = Math.max(1, Number(process.env.NOTIF_STREAMS_PER_SUBSCRIBER) || 10);
 export const MAX_STREAMS = Number(process.env.NOTIF_MAX_STREAMS) || 10_000;
+export const STREAMS_PER_ENVIRONMENT = Math.max(1, Number(process.env.NOTIF_STREAMS_PER_ENVIRONMENT) || MAX_STREAMS);
 export const MAX_BUFFERED = 1 << 20;
 
 export class StreamSlots {
   /** The `end` of each open stream, by subscriber, oldest first. */
   #bySubscriber = new Map<string, (() => void)[]>();
+  /** The same, by environment. */
+  #byEnvironment = new Map<string, (() => void)[]>();
   #open = 0;
 
-  /** Whether the process holds too many streams for one more of `subscriber` (one at its cap replaces its oldest). */
-  full(subscriber: string): boolean {
-    return this.#open >= MAX_STREAMS && (this.#bySubscriber.get(subscriber)?.length ?? 0) < STREAMS_PER_SUBSCRIBER;
+  /**
+   * Counts a stream of `subscriber` of `environment` (ending its subscriber's oldest past that cap,
+   * or, in a full process, the oldest of the environment holding the most); returns its release, or
+   * why it is refused (a message for the 503).
+   */
+  take(subscriber: string, environment: string, end: () => void): (() => void) | string {
+    const own = this.#bySubscriber.get(subscriber) ?? [];
+    const mine = this.#byEnvironment.get(environment) ?? [];
+    // A subscriber at its cap replaces its oldest stream: no more slots are held than before.
+    if (own.length < STREAMS_PER_SUBSCRIBER) {
+      if (mine.length >= STREAMS_PER_ENVIRONMENT) return 'Too many open streams for this environment; poll meanwhile';
+      if (this.#open >= MAX_STREAMS) {
+        let largest: (() => void)[] = [];
+        for (const list of this.#byEnvironment.values()) if (list.length > largest.length) largest = list;
+        if (largest.length <= mine.length + 1) return 'Too many open streams; poll meanwhile';
+        largest[0]!();
+      }
+    }
+    return this.#take(subscriber, environment, end);
   }
 
-  /** Counts a stream of `subscriber` (ending its oldest past the cap); returns its release. */
-  take(subscriber: string, end: () => void): () => void {
-    let list = this.#bySubscriber.get(subscriber);
-    if (!list) this.#bySubscriber.set(subscriber, (list = []));
-    list.push(end);
+  #take(subscriber: string, environment: string, end: () => void): () => void {
+    const lists = [this.#listOf(this.#bySubscriber, subscriber), this.#listOf(this.#byEnvironment, environment)] as const;
+    for (const list of lists) list.push(end);
     this.#open++;
+    const list = lists[0];
     while (list.length > STREAMS_PER_SUBSCRIBER) list[0]!();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.#open--;
-      list.splice(list.indexOf(end), 1);
-      if (!list.length && this.#bySubscriber.get(subscriber) === list) this.#bySubscriber.delete(subscriber);
+      this.#drop(this.#bySubscriber, subscriber, lists[0], end);
+      this.#drop(this.#byEnvironment, environment, lists[1], end);
     };
+  }
+
+  #listOf(map: Map<string, (() => void)[]>, key: string) {
+    let list = map.get(key);
+    if (!list) map.set(key, (list = []));
+    return list;
+  }
+
+  #drop(map: Map<string, (() => void)[]>, key: string, list: (() => void)[], end: () => void) {
+    list.splice(list.indexOf(end), 1);
+    if (!list.length && map.get(key) === list) map.delete(key);
   }
 }
 

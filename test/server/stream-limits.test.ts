@@ -111,6 +111,68 @@ describe('stream limits', { timeout: 60_000 }, () => {
   });
 });
 
+describe('stream limits per environment', { timeout: 60_000 }, () => {
+  let server: TestServer;
+  const opened: Stream[] = [];
+  const open = async (subscriberId: string, key: string) => {
+    const s = await openStream(server, subscriberId, { key });
+    opened.push(s);
+    return s;
+  };
+  const streams = async () => (await server.get('/__streams')).body as { open: number; bySubscriber: Record<string, number> };
+  const ended = (s: Stream, what: string) =>
+    Promise.race([s.ended, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} still open`)), 5000))]);
+
+  before(async () => {
+    server = await new TestServer({ NOTIF_STREAMS_PER_SUBSCRIBER: '3', NOTIF_MAX_STREAMS: '6', NOTIF_STREAMS_PER_ENVIRONMENT: '5' }).start(['--no-seed', '--faults']);
+    for (const id of ['env-a1', 'env-a2']) await ensureSubscriber(server, id);
+    for (const id of ['env-b1', 'env-b2']) await ensureSubscriber(server, id, {}, KEYS.b);
+  });
+  after(async () => {
+    for (const s of opened) s.close();
+    await server?.stop(true);
+    await server?.dispose();
+  });
+
+  it('caps one environment at NOTIF_STREAMS_PER_ENVIRONMENT, and a full process makes room for another environment from the largest', async () => {
+    const a: Stream[] = [];
+    for (const id of ['env-a1', 'env-a1', 'env-a1', 'env-a2', 'env-a2']) {
+      const s = await open(id, KEYS.a);
+      assert.equal(s.status, 200);
+      a.push(s);
+    }
+    // Environment a is at its cap (5) with a slot of the process (6) free: refused, with Retry-After.
+    const over = await open('env-a2', KEYS.a);
+    assert.equal(over.status, 503);
+    assert.equal(over.headers.get('retry-after'), '30');
+    expectErrorBody({ status: over.status, headers: over.headers, body: over.events[0]!.data }, 503);
+    assert.match(String(over.events[0]!.data.message), /environment/);
+    // A subscriber at its own cap still replaces its oldest stream.
+    const replacing = await open('env-a1', KEYS.a);
+    assert.equal(replacing.status, 200);
+    await ended(a.shift()!, "env-a1's oldest stream");
+    a.push(replacing);
+
+    // Environment b gets the last free slot; the process is then full (6).
+    const b1 = await open('env-b1', KEYS.b);
+    assert.equal(b1.status, 200);
+    await b1.next((e) => e.event === 'unseen', "b's first stream works");
+    await waitFor('6 streams', async () => ((await streams()).open === 6 ? true : undefined));
+    // The process is full: b (1) still gets streams, each ending the oldest stream of a (5, then 4).
+    const b2 = await open('env-b1', KEYS.b);
+    assert.equal(b2.status, 200);
+    await ended(a.shift()!, "a's oldest stream");
+    const b3 = await open('env-b1', KEYS.b);
+    assert.equal(b3.status, 200);
+    await ended(a.shift()!, "a's next oldest stream");
+    await b3.next((e) => e.event === 'unseen', "b's third stream works");
+    // Even shares (3 and 3): nobody's stream is ended for another, and a gets none back either.
+    assert.equal((await open('env-a2', KEYS.a)).status, 503);
+    assert.equal((await open('env-b2', KEYS.b)).status, 503);
+    await waitFor('6 streams', async () => ((await streams()).open === 6 ? true : undefined));
+  });
+});
+
 describe('stream: PostgreSQL cannot listen', { timeout: 60_000 }, () => {
   let server: TestServer;
   const opened: Stream[] = [];

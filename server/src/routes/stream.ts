@@ -153,8 +153,9 @@ export function streamRoutes(app: App, ctx: AppContext) {
       });
 
     // Listen before reading, so nothing made in between is missed (a change heard twice is harmless).
-    if (slots.full(subscriber.id)) return reply.code(503).header('Retry-After', '30').send(errorBody(503, 'Too many open streams; poll meanwhile', request.url));
-    release = slots.take(subscriber.id, end);
+    const slot = slots.take(subscriber.id, request.tenant.environmentId, end);
+    if (typeof slot === 'string') return reply.code(503).header('Retry-After', '30').send(errorBody(503, slot, request.url));
+    release = slot;
     try {
       off = await db.changes.subscribe(subscriber.id, onChange);
     } catch (err) {
