@@ -11,7 +11,8 @@ import { HttpError } from './errors.ts';
  *
  * A fixed window per caller. The caller is the API key presented (scope `key`, the default) or the
  * environment the key belongs to (scope `environment`: every key of one environment shares a budget).
- * Requests without a usable key are counted per client address, so they cannot skip the limit.
+ * Requests without a usable key (none, or one that is unknown) are counted per client address, so
+ * they cannot skip the limit (a new random key per request would otherwise get a budget each).
  *
  * The counters live in this process's memory: each server process counts on its own, and a restart
  * starts every window afresh. Several processes behind one address each allow the full limit.
@@ -110,12 +111,9 @@ export function rateLimit(app: App, options: RateLimitOptions) {
     const m = authorization ? /^\s*apikey\s+(\S+)\s*$/i.exec(authorization) : null;
     if (m) {
       const key = m[1]!;
-      if (options.scope === 'environment') {
-        const env = await options.environmentOf(key);
-        if (env) return `env:${env}`;
-      } else {
-        return `key:${createHash('sha256').update(key).digest('hex')}`;
-      }
+      // An unknown key counts against its address: a new random key per request gets no budget of its own.
+      const env = await options.environmentOf(key);
+      if (env) return options.scope === 'environment' ? `env:${env}` : `key:${createHash('sha256').update(key).digest('hex')}`;
     }
     return `ip:${ip}`;
   };

@@ -77,16 +77,18 @@ describe('rate limits: 5 requests per 10 s per API key (--rate-limit 5/10s)', ()
     assert.equal(limitHeaders(invalid).remaining, 2);
   });
 
-  it('counts requests with an unknown or no key too (per key presented, else per address)', async () => {
+  it('counts requests with an unknown or no key too (per address: another unknown key gets no budget of its own)', async () => {
     for (let i = 1; i <= 5; i++) {
-      const r = await server.get('/v1/notifications', { key: 'nk_guess' });
+      const r = await server.get('/v1/notifications', { key: `nk_guess_${i}` });
       expectErrorBody(r, 401);
       assert.equal(limitHeaders(r).remaining, 5 - i);
     }
     expectErrorBody(await server.get('/v1/notifications', { key: 'nk_guess' }), 429);
     const anonymous = await server.get('/v1/notifications', { key: null });
-    expectErrorBody(anonymous, 401);
+    expectErrorBody(anonymous, 429);
     assert.equal(limitHeaders(anonymous).limit, 5);
+    // A known key keeps its own budget.
+    assert.equal((await server.get('/v1/notifications', { key: KEYS.b })).status, 200);
   });
 
   it('leaves the health check and CORS preflight alone', async () => {
