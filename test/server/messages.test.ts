@@ -258,6 +258,27 @@ describe('messages', () => {
       assert.equal(after.cta.action.result, undefined);
     });
 
+    it('answers 422 for a payload past 4 KB of JSON, storing nothing; 4 KB is stored', async () => {
+      await triggerEvent(server, { name: 'invite', to: 'actor-big' });
+      const [m] = (await getFeed(server, 'actor-big')).data;
+      // {"x":"..."}: 8 bytes around the text; "é" is 2 bytes of UTF-8.
+      const sized = (bytes: number, char = 'a') => ({ x: char.repeat((bytes - 8) / Buffer.byteLength(char)) });
+      for (const payload of [sized(4098), sized(4098, 'é'), { blob: 'x'.repeat(900_000) }]) {
+        const b = expectErrorBody(await server.post(action('actor-big', m._id, 'primary'), { status: 'done', payload }), 422);
+        assert.match(b.message, /payload/);
+        assert.match(b.message, /4096 bytes/);
+        assert.deepEqual(b.errors.payload.value, null, 'the payload is not echoed back');
+      }
+      const [unchanged] = (await getFeed(server, 'actor-big')).data;
+      assert.equal(unchanged.cta.action.status, 'pending');
+      assert.equal(unchanged.cta.action.result, undefined);
+      const fits = sized(4096, 'é');
+      assert.equal(Buffer.byteLength(JSON.stringify(fits)), 4096);
+      const r = await server.post(action('actor-big', m._id, 'primary'), { status: 'done', payload: fits });
+      assert.equal(r.status, 201, JSON.stringify(r.body).slice(0, 300));
+      assert.deepEqual(r.body.cta.action.result.payload, fits);
+    });
+
     it('answers 404 when the message is not that subscriber\'s, or in another environment', async () => {
       await triggerEvent(server, { name: 'invite', to: ['actor-4', 'actor-5'] });
       const [m] = (await getFeed(server, 'actor-4')).data;

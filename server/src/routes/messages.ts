@@ -3,7 +3,7 @@ import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { App, AppContext } from '../app.ts';
 import type { Database } from '../db/schema.ts';
 import type { Store } from '../engine/types.ts';
-import { notFound } from '../errors.ts';
+import { HttpError, notFound } from '../errors.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
@@ -96,6 +96,15 @@ const ActionParams = Type.Object({
   messageId: Type.String({ minLength: 1, maxLength: 64 }),
   type: StringEnum(ACTION_TYPES),
 });
+/**
+ * The most a message action's `payload` may hold, in bytes of JSON (UTF-8). The result is stored
+ * on the message and sent with it in every feed page and stream event; bounded only by the body
+ * limit (1 MB), one subscriber could make each of its messages a megabyte, its feed page of 20 some
+ * 20 MB (a third of a second of the process's time each, and the shared feed answer cache's room).
+ * A button's result is a few fields.
+ */
+export const MAX_ACTION_PAYLOAD_BYTES = 4096;
+
 const ActionBody = Type.Object({
   status: StringEnum(['pending', 'done'] as const),
   payload: Type.Optional(JsonObject),
@@ -145,6 +154,11 @@ export function messageRoutes(app: App, ctx: AppContext) {
     { schema: { params: ActionParams, body: ActionBody } },
     async (request, reply) => {
       const { messageId, type } = request.params;
+      const bytes = Buffer.byteLength(JSON.stringify(request.body.payload ?? {}));
+      if (bytes > MAX_ACTION_PAYLOAD_BYTES) {
+        const problem = `must be at most ${MAX_ACTION_PAYLOAD_BYTES} bytes of JSON (it is ${bytes})`;
+        throw new HttpError(422, `payload ${problem}`, { payload: { messages: [problem], value: null } });
+      }
       const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
       const row = await k
         .selectFrom('messages')
