@@ -494,7 +494,7 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
   let server: TestServer;
   before(async () => {
     server = await startServer();
-    for (const id of ['cred-1', 'cred-2', 'cred-3', 'cred-4', 'cred-5', 'cred-6']) await server.post('/v2/subscribers', { subscriberId: id });
+    for (const id of ['cred-1', 'cred-2', 'cred-3', 'cred-4', 'cred-5', 'cred-6', 'cred-big']) await server.post('/v2/subscribers', { subscriberId: id });
   });
   after(() => server.dispose());
 
@@ -576,6 +576,29 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     const inB = await server.put('/v1/subscribers/cred-b/credentials', { providerId: 'fcm', integrationIdentifier: 'fcm-main', credentials: {} }, { key: KEYS.b });
     assert.equal(inB.status, 200);
     assert.equal(inB.body.channels[0]._integrationId, undefined);
+  });
+
+  it('422 when a subscriber\'s credentials would pass 64 KB of JSON, however many requests built them; nothing stored', async () => {
+    const tokens = (from: number) => Array.from({ length: 10 }, (_, i) => `${from + i}`.padEnd(4000, 'x'));
+    const path = '/v1/subscribers/cred-big/credentials';
+    assert.equal((await server.patch(path, { providerId: 'fcm', credentials: { deviceTokens: tokens(0) } })).status, 200);
+    const before = (await server.get('/v2/subscribers/cred-big')).body;
+    for (const body of [
+      { providerId: 'fcm', credentials: { deviceTokens: tokens(100) } },
+      { providerId: 'fcm', integrationIdentifier: 'second', credentials: { deviceTokens: tokens(200) } },
+      { providerId: 'apns', credentials: { deviceTokens: tokens(300) } },
+    ]) {
+      const b = expectErrorBody(await server.patch(path, body), 422);
+      assert.match(b.message, /65536 bytes/);
+      assert.ok(b.errors.credentials, JSON.stringify(b.errors));
+      assert.equal(b.errors.credentials.value, null, 'nothing echoed back');
+    }
+    assert.deepEqual((await server.get('/v2/subscribers/cred-big')).body, before, 'nothing stored');
+    // Tokens it already holds add nothing; PUT replaces, and may shrink what it holds.
+    assert.equal((await server.patch(path, { providerId: 'fcm', credentials: { deviceTokens: tokens(0).slice(0, 5) } })).status, 200);
+    const replaced = await server.put(path, { providerId: 'fcm', credentials: { deviceTokens: tokens(100).slice(0, 2) } });
+    assert.equal(replaced.status, 200);
+    assert.deepEqual(replaced.body.channels[0].credentials.deviceTokens, tokens(100).slice(0, 2));
   });
 
   it('concurrent PATCHes lose nothing', async () => {

@@ -90,6 +90,14 @@ const CredentialsBody = Type.Object(
 );
 type CredentialsBody = Static<typeof CredentialsBody>;
 
+/**
+ * The most a subscriber's credentials (`channels`) may hold, in bytes of JSON. PATCH appends device
+ * tokens and adds an entry per integrationIdentifier, so requests each within the body limit could
+ * grow one subscriber without bound; the subscriber is embedded in every message of its feed, and a
+ * page of them past what one string can hold failed with a 500. A few devices' tokens take a few KB.
+ */
+export const MAX_CHANNELS_BYTES = 65_536;
+
 /** A channel credential entry inside Subscriber.channels, as stored. */
 export interface ChannelEntry {
   providerId: string;
@@ -169,6 +177,12 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
         for (let attempt = 0; attempt < 10; attempt++) {
           const row = await findSubscriber(ctx.db, request.tenant, request.params.subscriberId);
           const channels = mergeChannel(parseJson<ChannelEntry[]>(row.channels, []), body, method === 'PATCH', integration);
+          const bytes = Buffer.byteLength(toJson(channels));
+          // (A change that shrinks what a subscriber holds is let through, even past the cap.)
+          if (bytes > MAX_CHANNELS_BYTES && bytes > Buffer.byteLength(row.channels || '[]')) {
+            const problem = `would make the subscriber's credentials ${bytes} bytes of JSON; at most ${MAX_CHANNELS_BYTES} bytes (PUT replaces an entry's device tokens)`;
+            throw new HttpError(422, `credentials ${problem}`, { credentials: { messages: [problem], value: null } });
+          }
           const updated = await k
             .updateTable('subscribers')
             .set({ channels: toJson(channels), version: row.version + 1, updated_at: nowIso() })
