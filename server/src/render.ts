@@ -27,10 +27,34 @@ function toText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Replaces every placeholder; a missing value renders as the empty string. */
+/**
+ * The most characters (UTF-16 code units) a rendered text holds; the rest is cut. A template may
+ * repeat a placeholder (a body of 10,000 characters holds 769 `{{payload.x}}`), and the payload may
+ * be as large as the body limit: rendered in full, one trigger wrote a message of 231 MB (a third
+ * of a second per message to read it back, and past 512 MB the step failed), multiplied by every
+ * recipient. Every rendered text goes through here: in-app subject, body, button labels, and the
+ * other channels' texts.
+ */
+export const MAX_RENDERED_LENGTH = 65_536;
+
+/** Replaces every placeholder; a missing value renders as the empty string. At most MAX_RENDERED_LENGTH characters. */
 export function renderText(template: string, ctx: RenderContext): string {
   if (!template.includes('{{')) return template;
-  return template.replace(PLACEHOLDER, (_m, path: string) => toText(lookup(ctx as unknown as Record<string, unknown>, path)));
+  let out = '';
+  let from = 0;
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    out += template.slice(from, m.index) + toText(lookup(ctx as unknown as Record<string, unknown>, m[1]!));
+    from = m.index + m[0].length;
+    if (out.length >= MAX_RENDERED_LENGTH) return cut(out);
+  }
+  return cut(out + template.slice(from));
+}
+
+/** `text` cut to MAX_RENDERED_LENGTH, never between the two halves of a surrogate pair. */
+function cut(text: string): string {
+  if (text.length <= MAX_RENDERED_LENGTH) return text;
+  const high = text.charCodeAt(MAX_RENDERED_LENGTH - 1);
+  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? MAX_RENDERED_LENGTH - 1 : MAX_RENDERED_LENGTH);
 }
 
 /** The payload variables a template uses (`payload.x.y` -> `x.y`). */

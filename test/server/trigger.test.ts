@@ -25,6 +25,7 @@ describe('POST /v1/events/trigger', () => {
     await inAppWorkflow(server, 'invoice', { body: 'Invoice {{payload.n}} paid', feedIdentifier: 'billing' });
     await inAppWorkflow(server, 'receipt', { body: 'Receipt {{payload.n}}', feedIdentifier: 'billing' });
     await inAppWorkflow(server, 'unsafe', { body: 'x', avatar: '{{payload.avatar}}', redirect: { url: '{{payload.url}}' } });
+    await inAppWorkflow(server, 'echo', { subject: '{{payload.x}}'.repeat(76), body: 'a' + '{{payload.x}}'.repeat(700) });
   });
   after(() => server.dispose());
 
@@ -74,6 +75,19 @@ describe('POST /v1/events/trigger', () => {
     assert.equal(m.subscriber.firstName, 'Ada');
     assert.equal(m._subscriberId, m.subscriber._id);
     assert.equal(m._feedId, undefined);
+  });
+
+  it('renders a subject or body of at most 65,536 characters, cut between characters, however the placeholders repeat the payload', async () => {
+    // 76 and 700 placeholders of a 1,000-character value: 76,000 and 700,000 characters, before the cut.
+    await triggerEvent(server, { name: 'echo', to: 'render-big', payload: { x: 'y'.repeat(1000) } });
+    const [m] = (await getFeed(server, 'render-big')).data;
+    assert.equal(m.subject.length, 65_536);
+    assert.equal(m.content[0].content, 'a' + 'y'.repeat(65_535));
+    // A cut that would fall inside a surrogate pair (the body's 'a' shifts the emoji by one) keeps the pair whole.
+    await triggerEvent(server, { name: 'echo', to: 'render-emoji', payload: { x: '\u{1F600}'.repeat(1000) } });
+    const [e] = (await getFeed(server, 'render-emoji')).data;
+    assert.equal(e.subject, '\u{1F600}'.repeat(32_768));
+    assert.equal(e.content[0].content, 'a' + '\u{1F600}'.repeat(32_767));
   });
 
   it('builds cta buttons from primary and secondary actions', async () => {
