@@ -21,6 +21,7 @@ const USAGE = `notif-inbox service
 
   --rate-limit N/WINDOW (or NOTIF_RATE_LIMIT), e.g. 100/60s: at most N requests per window per API key
       (--rate-limit-scope environment, or NOTIF_RATE_LIMIT_SCOPE: per environment); off when not given.
+      Requests with no key or an unknown one count per client address.
 
   --no-scheduler: do not run delayed steps (delay, digest) in this process, nor resume the runs of a
       process that died; another process on the same database does. NOTIF_SCHEDULER_POLL_MS sets the
@@ -40,6 +41,11 @@ const USAGE = `notif-inbox service
       and served again while the subscriber's inbox is unchanged (its version is read from the database).
       On PostgreSQL the scheduler folds the versions' change rows of 1,000 more subscribers every
       NOTIF_CHANGE_SWEEP_MS (default 60000; 0 never).
+
+  NOTIF_MAX_STREAMS (default 10000), NOTIF_STREAMS_PER_SUBSCRIBER (default 10; a new one ends the oldest),
+      NOTIF_STREAMS_PER_ENVIRONMENT (default NOTIF_MAX_STREAMS): open streams one process holds, past
+      which a new one gets 503 with Retry-After; a full process ends the oldest stream of the
+      environment holding the most for one of an environment holding fewer.
 
   NOTIF_HEADERS_TIMEOUT_MS (default 10000) and NOTIF_REQUEST_TIMEOUT_MS (default 15000): how long a client
       may take to send a request's headers, and the whole request; then 408 and the connection closes.
