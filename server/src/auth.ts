@@ -161,7 +161,9 @@ export class KeyResolver {
       this.cache.set(hash, tenant);
       return tenant;
     }
-    if (registered !== this.registry.registered) return null;
+    // A key registered while this lookup was on its way may be the one: asked again (a request that
+    // came after registerKey returned shares this lookup, and must not be refused).
+    if (registered !== this.registry.registered) return this.lookup(hash);
     const now = this.now();
     // Entries expire in the order they were made: the first ones are the oldest.
     for (const [old, until] of this.unknown) {
