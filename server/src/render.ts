@@ -39,7 +39,7 @@ export const MAX_RENDERED_LENGTH = 65_536;
 
 /** Replaces every placeholder; a missing value renders as the empty string. At most MAX_RENDERED_LENGTH characters. */
 export function renderText(template: string, ctx: RenderContext): string {
-  if (!template.includes('{{')) return template;
+  if (!template.includes('{{')) return cut(template);
   let out = '';
   let from = 0;
   for (const m of template.matchAll(PLACEHOLDER)) {
