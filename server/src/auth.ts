@@ -79,8 +79,10 @@ export function parseKeyList(value: string): { key: string; org: string; env: st
  * key would otherwise cost a database lookup every time (on PostgreSQL a round trip: bench showed a
  * process answering about 6,000 such requests a second against 32,000 with a known key); a client
  * retrying a wrong key now costs one lookup per UNKNOWN_FOR_MS. The table is bounded (the oldest
- * entry makes room), so random keys cannot grow memory; they still cost a lookup each, which the
- * rate limits bound (ratelimit.ts counts unknown keys against their client's address).
+ * entry makes room), so random keys cannot grow memory; they still cost a lookup each, rate limits
+ * or not (the limiter resolves a key to know whose budget it counts against; ratelimit.ts counts an
+ * unknown one against its client's address, which bounds the answers such a client gets, not the
+ * lookups).
  */
 export const UNKNOWN_FOR_MS = 5_000;
 export const MAX_UNKNOWN = 10_000;

@@ -90,8 +90,9 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
   /** The subscriber this request speaks for, or null when it proves none. */
   async function who(request: Request): Promise<string | null> {
     if (options.authenticate) return options.authenticate(request);
-    // The id is percent-encoded (the elements send encodeURIComponent of it: a header carries bytes,
-    // not every character an id may hold); one that does not decode proves nothing.
+    // The id is percent-decoded: a header carries bytes, so the elements send encodeURI(id), which
+    // encodes what is outside ASCII and '%' itself (an id of printable ASCII without '%' decodes to
+    // itself). One that does not decode proves nothing.
     const encoded = request.headers.get('x-subscriber-id');
     const hash = request.headers.get('x-subscriber-hash');
     if (!encoded || !hash) return null;

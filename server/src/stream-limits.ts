@@ -33,7 +33,8 @@ export class StreamSlots {
   /**
    * Counts a stream of `subscriber` of `environment` (ending its subscriber's oldest past that cap,
    * or, in a full process, the oldest of the environment holding the most); returns its release, or
-   * why it is refused (a message for the 503).
+   * why it is refused (a message for the 503). `end` must release its slot at once (the route's
+   * does): a slot ended for room is counted free before the new stream is counted.
    */
   take(subscriber: string, environment: string, end: () => void): (() => void) | string {
     const own = this.#bySubscriber.get(subscriber) ?? [];

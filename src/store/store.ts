@@ -102,9 +102,11 @@ export function getInboxStore(config: InboxConfig): InboxStore {
 /** How a store reaches the service: the config's address, key and fetch (request() reads no other key), and the proxy's headers. */
 export const apiOptions = (config: InboxConfig): NotifClientOptions => ({
   ...config,
-  // The proxy (server/proxy.ts) checks the hash against the subscriber id, sent percent-encoded (a
-  // header's value is bytes: an id outside ASCII would reach it mangled).
-  headers: config.subscriberHash ? { 'x-subscriber-id': encodeURIComponent(config.subscriberId), 'x-subscriber-hash': config.subscriberHash } : undefined,
+  // The proxy (server/proxy.ts) checks the hash against the subscriber id, percent-decoded. A header's
+  // value is bytes: encodeURI encodes what is outside ASCII (and '%', spaces, quotes, brackets), and
+  // leaves an id of letters, digits and URL punctuation (an email address) as it is, as a proxy of an
+  // earlier version reads it.
+  headers: config.subscriberHash ? { 'x-subscriber-id': encodeURI(config.subscriberId), 'x-subscriber-hash': config.subscriberHash } : undefined,
 });
 
 export class InboxStore extends EventTarget implements InboxStoreApi {

@@ -47,11 +47,11 @@ console.log(
 // elsewhere removing it instead of hiding every read toggle (its 404 names the message; a fix), to
 // 22,935 B and 15,796 B; the list window reading no layout mid-task when the feed updates for
 // something else (the first render's frame, median over 120 loads each: 34.8 ms against 37.5 ms), to
-// 22,957 B and 15,824 B; the proxy's subscriber id sent percent-encoded (an id outside Latin-1 reached
-// it mangled and was refused: a fix), to 22,961 B and 15,829 B.
+// 22,957 B and 15,824 B; the proxy's subscriber id sent percent-encoded (encodeURI: an id outside
+// Latin-1 reached it mangled and was refused; a fix), to 22,961 B and 15,830 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_961, es: 15_829 };
+const CEILING = { scriptTag: 22_961, es: 15_830 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -88,9 +88,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // `scrolled` unset before its first layout; 727 B in the ES build with the open stream leaving the
 // poll's timer to #schedule; 775 B and 728 B with the "N new" button above the rows' CTA buttons (a fix);
 // 771 B in the script tag after the fix for a message deleted elsewhere (no live code changed); 769 B
-// and 723 B after the list window's change (no live code changed); 770 B and 725 B after the proxy's
+// and 723 B after the list window's change (no live code changed); 768 B and 726 B after the proxy's
 // subscriber id was sent percent-encoded (the same).
-const LIVE_CEILING = { scriptTag: 770, es: 725 };
+const LIVE_CEILING = { scriptTag: 768, es: 726 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

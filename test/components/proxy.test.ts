@@ -19,7 +19,7 @@ describe('through the proxy, without a key in the page', () => {
 
   for (const [title, prefix] of [
     ['shows the count, opens the feed and marks everything seen on the server', ''],
-    ['does so for a subscriber id outside Latin-1 too (sent percent-encoded: a header carries bytes)', 'Zoë-用户-'],
+    ['does so for a subscriber id outside Latin-1, with a space, % and @ too (a header carries bytes)', 'Zoë 用户 100%+a@b-'],
   ])
     it(title, async () => {
       const sub = prefix + uniqueId('sub');
