@@ -210,6 +210,27 @@ export async function dropDatabase(adminUrl: string, name: string): Promise<void
   }
 }
 
+/**
+ * A fresh database opened in this process (for tests of the service's parts without its HTTP): a
+ * new PostgreSQL database with TEST_DATABASE_URL, else a SQLite file in a temporary directory.
+ * `done` closes it and drops or removes it.
+ */
+export async function openTestDatabase(): Promise<{ db: import('../../server/src/db/index.ts').Db; done: () => Promise<void> }> {
+  const { openDatabase } = await import('../../server/src/db/index.ts');
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (adminUrl) {
+    const name = `notif_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const db = await openDatabase({ location: url.toString() });
+    return { db, done: async () => (await db.close(), await dropDatabase(adminUrl, name)) };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'notif-db-'));
+  const db = await openDatabase({ location: join(dir, 'notif.db') });
+  return { db, done: async () => (await db.close(), rmSync(dir, { recursive: true, force: true })) };
+}
+
 /** Starts a fresh server for a test file; call `dispose()` in `after`. */
 export async function startServer(extraEnv: Record<string, string> = {}): Promise<TestServer> {
   const server = new TestServer(extraEnv);

@@ -1,12 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase, type Db } from '../../server/src/db/index.ts';
+import type { Db } from '../../server/src/db/index.ts';
 import { KeyResolver, registerKey } from '../../server/src/auth.ts';
-import { adminQuery, dropDatabase } from './helpers.ts';
+import { openTestDatabase } from './helpers.ts';
 
 // A key registered in this process works at once, for every request that comes after
 // registerKey returned: even one that comes while a lookup made before the key existed (which
@@ -37,20 +33,9 @@ describe('KeyResolver: a lookup in flight while the key is registered', () => {
     });
 
   before(async () => {
-    const adminUrl = process.env.TEST_DATABASE_URL;
-    let real: Db;
-    if (adminUrl) {
-      const name = `notif_test_${randomBytes(6).toString('hex')}`;
-      await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
-      real = await openDatabase({ location: url.toString() });
-      done = async () => (await real.close(), await dropDatabase(adminUrl, name));
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'notif-keys-race-'));
-      real = await openDatabase({ location: join(dir, 'notif.db') });
-      done = async () => (await real.close(), rmSync(dir, { recursive: true, force: true }));
-    }
+    const opened = await openTestDatabase();
+    const real = opened.db;
+    done = opened.done;
     const kysely = new Proxy(real.kysely, {
       get(target, name) {
         const value = Reflect.get(target, name, target);

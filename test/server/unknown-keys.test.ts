@@ -1,12 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Db } from '../../server/src/db/index.ts';
+import type { Db } from '../../server/src/db/index.ts';
 import { KeyResolver, registerKey } from '../../server/src/auth.ts';
-import { adminQuery, dropDatabase, expectErrorBody, KEYS, TestServer } from './helpers.ts';
+import { expectErrorBody, KEYS, openTestDatabase, TestServer } from './helpers.ts';
 
 // Unknown API keys (server/src/auth.ts): each costs one database lookup, so an unknown key is
 // remembered a few seconds (a client retrying a wrong key costs one lookup, not one a request), in
@@ -19,20 +17,9 @@ describe('KeyResolver: unknown keys', () => {
   let done: () => Promise<void>;
 
   before(async () => {
-    const adminUrl = process.env.TEST_DATABASE_URL;
-    let real: Db;
-    if (adminUrl) {
-      const name = `notif_test_${randomBytes(6).toString('hex')}`;
-      await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
-      real = await openDatabase({ location: url.toString() });
-      done = async () => (await real.close(), await dropDatabase(adminUrl, name));
-    } else {
-      const dir = mkdtempSync(join(tmpdir(), 'notif-keys-'));
-      real = await openDatabase({ location: join(dir, 'notif.db') });
-      done = async () => (await real.close(), rmSync(dir, { recursive: true, force: true }));
-    }
+    const opened = await openTestDatabase();
+    const real = opened.db;
+    done = opened.done;
     // The same database, counting the lookups of api_keys.
     const kysely = new Proxy(real.kysely, {
       get(target, name) {
