@@ -231,6 +231,21 @@ export async function openTestDatabase(): Promise<{ db: import('../../server/src
   return { db, done: async () => (await db.close(), rmSync(dir, { recursive: true, force: true })) };
 }
 
+/**
+ * `db` with its query builder's `selectFrom(table)` passed through `seen`, which returns the builder
+ * to use (the same, or a wrapper): tests count or hold the lookups of one table.
+ */
+export function watchSelects(db: import('../../server/src/db/index.ts').Db, seen: (from: string, builder: any) => any): import('../../server/src/db/index.ts').Db {
+  const kysely = new Proxy(db.kysely, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== 'selectFrom' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      return (from: string, ...rest: unknown[]) => seen(from, value.call(target, from, ...rest));
+    },
+  });
+  return { ...db, kysely };
+}
+
 /** Starts a fresh server for a test file; call `dispose()` in `after`. */
 export async function startServer(extraEnv: Record<string, string> = {}): Promise<TestServer> {
   const server = new TestServer(extraEnv);

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from '../../server/src/db/index.ts';
 import { KeyResolver, registerKey } from '../../server/src/auth.ts';
-import { openTestDatabase } from './helpers.ts';
+import { openTestDatabase, watchSelects } from './helpers.ts';
 
 // A key registered in this process works at once, for every request that comes after
 // registerKey returned: even one that comes while a lookup made before the key existed (which
@@ -36,20 +36,12 @@ describe('KeyResolver: a lookup in flight while the key is registered', () => {
     const opened = await openTestDatabase();
     const real = opened.db;
     done = opened.done;
-    const kysely = new Proxy(real.kysely, {
-      get(target, name) {
-        const value = Reflect.get(target, name, target);
-        if (name !== 'selectFrom' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return (from: string, ...rest: unknown[]) => {
-          const builder = value.call(target, from, ...rest);
-          if (from !== 'api_keys' || !gate) return builder;
-          const wait = gate;
-          gate = undefined;
-          return held(builder, wait);
-        };
-      },
+    db = watchSelects(real, (from, builder) => {
+      if (from !== 'api_keys' || !gate) return builder;
+      const wait = gate;
+      gate = undefined;
+      return held(builder, wait);
     });
-    db = { ...real, kysely } as Db;
   });
   after(async () => done?.());
 

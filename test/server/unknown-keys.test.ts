@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Db } from '../../server/src/db/index.ts';
 import { KeyResolver, registerKey } from '../../server/src/auth.ts';
-import { expectErrorBody, KEYS, openTestDatabase, TestServer } from './helpers.ts';
+import { expectErrorBody, KEYS, openTestDatabase, TestServer, watchSelects } from './helpers.ts';
 
 // Unknown API keys (server/src/auth.ts): each costs one database lookup, so an unknown key is
 // remembered a few seconds (a client retrying a wrong key costs one lookup, not one a request), in
@@ -21,17 +21,7 @@ describe('KeyResolver: unknown keys', () => {
     const real = opened.db;
     done = opened.done;
     // The same database, counting the lookups of api_keys.
-    const kysely = new Proxy(real.kysely, {
-      get(target, name) {
-        const value = Reflect.get(target, name, target);
-        if (name !== 'selectFrom' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-        return (from: string, ...rest: unknown[]) => {
-          if (from === 'api_keys') lookups++;
-          return value.call(target, from, ...rest);
-        };
-      },
-    });
-    db = { ...real, kysely } as Db;
+    db = watchSelects(real, (from, builder) => (from === 'api_keys' && lookups++, builder));
     await registerKey(db, 'known-key', 'acme', 'production');
   });
   after(async () => done?.());
