@@ -447,7 +447,9 @@ async function serve(
   let response: Response;
   try {
     response = await handler(request);
-  } catch {
+  } catch (err) {
+    // (The host's code threw, its `authenticate` say: the client gets a plain 500, the host's log the error.)
+    console.error('notif-inbox proxy: the handler threw', err);
     response = errorResponse(500, 'The proxy failed to answer', new URL(request.url).pathname);
   }
   await answer(res, req, response, aborted);

@@ -102,6 +102,25 @@ describe('inbox proxy', () => {
     }
   });
 
+  it("answers 500 with the error body when the host's authenticate throws, and logs the error for the host", async () => {
+    const thrown = new Error('yourSession is not defined');
+    const failing = await listen(createInboxProxy({ serviceUrl: service.url, apiKey: KEYS.a, authenticate: () => { throw thrown; } }));
+    const logged: unknown[][] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      const res = await call('/v1/subscribers/ada/notifications/unseen', {}, failing.url);
+      assert.equal(res.status, 500);
+      const body: any = await res.json();
+      assert.equal(body.statusCode, 500);
+      assert.equal(body.message, 'The proxy failed to answer');
+      assert.ok(logged.some((args) => args.includes(thrown)), 'the error reaches the host log');
+    } finally {
+      console.error = error;
+      failing.server.close();
+    }
+  });
+
   it('allows only the inbox endpoints', async () => {
     for (const [method, path] of [
       ['GET', '/v2/subscribers'],
