@@ -94,7 +94,7 @@ function showSubscriber(subscriberId: string) {
   }
   recipientSelect.value = subscriberId;
   $('snippet').textContent =
-    `<script type="module" src="notif-inbox.js"></script>\n` +
+    `<script type="module" src="notif-inbox.min.js"></script>\n` +
     `<notif-bell base-url="${config.apiUrl}"\n            subscriber-id="${subscriberId}"\n            api-key="(development only)"></notif-bell>`;
   const url = new URL(location.href);
   url.searchParams.set('subscriber', subscriberId);
