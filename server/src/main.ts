@@ -9,14 +9,14 @@ import { parseRateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { Scheduler } from './engine/scheduler.ts';
 import { allowPrivateWebhooks } from './engine/webhook.ts';
 
-const USAGE = `notif-inbox service
+const USAGE = `notif-inbox service (in its repository, \`npm run server --\` runs it with the same arguments)
 
-  npm run server -- [--port N] [--host H] [--db PATH] [--no-seed] [--log]
+  notif-inbox-server [serve] [--port N] [--host H] [--db PATH] [--no-seed] [--log]
       start the service (default port 3030, database .notif-data/notif.db; --db :memory: for none;
       DATABASE_URL=postgres://... for PostgreSQL). A new database gets demo data unless --no-seed.
-  npm run server -- keys create --org ORG --env ENV [--db PATH]
+  notif-inbox-server keys create --org ORG --env ENV [--db PATH]
       print a new API key for environment ENV of organization ORG (both made as needed)
-  npm run server -- seed [--db PATH]
+  notif-inbox-server seed [--db PATH]
       make the demo data (what serve gives a new database) in a new database, and print its key
 
   --rate-limit N/WINDOW (or NOTIF_RATE_LIMIT), e.g. 100/60s: at most N requests per window per API key
