@@ -157,7 +157,12 @@ async function main() {
     console.error(String(e?.message ?? e));
     await shutdown(1);
   }
-  console.log(`service on ${service.baseUrl} (subscriber ${service.subscriberId})\n${name} example on ${page.url}`);
+  console.log(`service on ${service.baseUrl} (subscriber ${service.subscriberId}, API key ${EXAMPLE_KEY})\n${name} example on ${page.url}`);
+  // A message to try live arrival with, from another terminal.
+  console.log(
+    `a new message: curl -X POST ${service.baseUrl}/v1/events/trigger -H 'Authorization: ApiKey ${EXAMPLE_KEY}' -H 'Content-Type: application/json' ` +
+      `-d '{"name":"example-note","to":"${service.subscriberId}","payload":{"title":"Hello","body":"From the terminal.","noteId":2}}'`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) await main();
