@@ -110,8 +110,7 @@ export interface KeyResolverOptions {
  */
 export class KeyResolver {
   private cache = new Map<string, Tenant>();
-  /** Unknown key hashes, with when each is forgotten, oldest first. */
-  private unknown: Map<string, number>;
+  /** Unknown key hashes (`hashes`: with when each is forgotten, oldest first), shared with registerKey. */
   private registry: { hashes: Map<string, number>; registered: number };
   /** Lookups in flight, so that concurrent requests with one key share one. */
   private pending = new Map<string, Promise<Tenant | null>>();
@@ -123,24 +122,23 @@ export class KeyResolver {
     options: KeyResolverOptions = {},
   ) {
     this.registry = unknownOf(db);
-    this.unknown = this.registry.hashes;
     this.now = options.now ?? Date.now;
     this.maxUnknown = Math.max(1, options.maxUnknown ?? MAX_UNKNOWN);
   }
 
   /** How many unknown keys are remembered (tests). */
   get unknownHeld(): number {
-    return this.unknown.size;
+    return this.registry.hashes.size;
   }
 
   async resolve(key: string): Promise<Tenant | null> {
     const hash = hashKey(key);
     const cached = this.cache.get(hash);
     if (cached) return cached;
-    const until = this.unknown.get(hash);
+    const until = this.registry.hashes.get(hash);
     if (until !== undefined) {
       if (until > this.now()) return null;
-      this.unknown.delete(hash);
+      this.registry.hashes.delete(hash);
     }
     let pending = this.pending.get(hash);
     if (!pending) {
@@ -168,11 +166,11 @@ export class KeyResolver {
     if (registered !== this.registry.registered) return this.lookup(hash);
     const now = this.now();
     // Entries expire in the order they were made: the first ones are the oldest.
-    for (const [old, until] of this.unknown) {
-      if (until > now && this.unknown.size < this.maxUnknown) break;
-      this.unknown.delete(old);
+    for (const [old, until] of this.registry.hashes) {
+      if (until > now && this.registry.hashes.size < this.maxUnknown) break;
+      this.registry.hashes.delete(old);
     }
-    this.unknown.set(hash, now + UNKNOWN_FOR_MS);
+    this.registry.hashes.set(hash, now + UNKNOWN_FOR_MS);
     return null;
   }
 }

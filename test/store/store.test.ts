@@ -79,6 +79,14 @@ describe('InboxStore', () => {
     return store;
   }
 
+  /** A store of `c`, connected, its first page and count loaded. */
+  async function connected(c: InboxConfig) {
+    const store = track(new InboxStore(c));
+    store.connect();
+    await store.refresh();
+    return store;
+  }
+
   function fakeClock() {
     clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
     return clock;
@@ -281,9 +289,7 @@ describe('InboxStore', () => {
   it('markAllRead applies at once and persists on the server', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 3);
-    const store = track(new InboxStore(c));
-    store.connect();
-    await store.refresh();
+    const store = await connected(c);
     expect(store.state.unseenCount).to.equal(3);
     const done = store.markAllRead();
     expect(store.state.unseenCount).to.equal(0);
@@ -300,9 +306,7 @@ describe('InboxStore', () => {
     const wf = await createWorkflow({ inApp: { subject: 's', body: 'b', primaryAction: { label: 'Yes' } } });
     await trigger(wf, c.subscriberId);
     await trigger(wf, c.subscriberId);
-    const store = track(new InboxStore(c));
-    store.connect();
-    await store.refresh();
+    const store = await connected(c);
     const [a, b] = store.state.messages.map((m) => m._id) as [string, string];
     const client = await api();
 
@@ -330,9 +334,7 @@ describe('InboxStore', () => {
   it('a refused mutation rolls back and fires error', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 2);
-    const store = track(new InboxStore(c));
-    store.connect();
-    await store.refresh();
+    const store = await connected(c);
     const before = store.state.messages;
     const [a] = before.map((m) => m._id) as [string];
     const errors: InboxErrorDetail[] = [];
@@ -367,9 +369,7 @@ describe('InboxStore', () => {
       if (init?.method === 'POST') keys.push(new Headers(init.headers).get('idempotency-key'));
       return fetch(input, init);
     };
-    const store = track(new InboxStore({ ...c, fetch: recording }));
-    store.connect();
-    await store.refresh();
+    const store = await connected({ ...c, fetch: recording });
     await injectFault({ path: `/subscribers/${c.subscriberId}/messages/mark-all`, status: 503, retryAfter: 0 });
     await store.markAllSeen();
     expect(keys).to.have.length(2);
@@ -382,9 +382,7 @@ describe('InboxStore', () => {
   it('mark-as answering 404 turns markAsSupported off', async () => {
     const c = await config();
     await trigger(workflowId, c.subscriberId);
-    const store = track(new InboxStore(c));
-    store.connect();
-    await store.refresh();
+    const store = await connected(c);
     const id = store.state.messages[0]!._id;
     await injectFault({ path: `/subscribers/${c.subscriberId}/messages/mark-as`, status: 404 });
     await store.markRead(id);
@@ -396,9 +394,7 @@ describe('InboxStore', () => {
   it('a mark or an action on a message deleted elsewhere removes it here, with no error, and keeps the read toggles', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 3);
-    const store = track(new InboxStore(c));
-    store.connect();
-    await store.refresh();
+    const store = await connected(c);
     const [a, b, d] = store.state.messages.map((m) => m._id) as [string, string, string];
     const errors: InboxErrorDetail[] = [];
     store.addEventListener('error', (e) => errors.push((e as CustomEvent<InboxErrorDetail>).detail));
