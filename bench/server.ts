@@ -234,10 +234,10 @@ async function main() {
     // Each subscriber's first page: the full Message, and as the elements ask for it.
     const feedPaths = subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20`);
     const askedPaths = subscribers.map((s) => `/v1/subscribers/${s}/notifications/feed?limit=20&fields=${FEED_FIELDS}`);
-    const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=feed to profile one target
+    const only = process.env.BENCH_ONLY; // e.g. BENCH_ONLY=feed to profile one target, BENCH_ONLY='=feed, limit 20' for that one alone
     const results: Result[] = [];
     const load = (name: string, ...rest: Parameters<typeof loadTarget> extends [string, ...infer R] ? R : never) =>
-      !only || name.includes(only) || name.startsWith('bare') ? loadTarget(name, ...rest).then((r) => void results.push(r)) : Promise.resolve();
+      !only || (only[0] == '=' ? name == only.slice(1) : name.includes(only)) || name.startsWith('bare') ? loadTarget(name, ...rest).then((r) => void results.push(r)) : Promise.resolve();
     await load('bare node http {}', bare.url, ['/']);
     // The framework's floor: the same process answering its unauthenticated health check.
     await load('service GET /health', service.url, ['/health']);
