@@ -132,17 +132,41 @@ function exact(data: string | Buffer): Buffer {
   return out;
 }
 
-/** The answer's bytes: its body, or its own bytes with the embedded objects' put back in place. */
-function bytesOf(answer: Answer): Buffer {
+/**
+ * Buffers that uncompressed answers are put together in, used again once an answer is written.
+ * A fresh buffer per answer (53 KB for a full page of 20) is memory outside the JavaScript heap,
+ * which the garbage collector is then pressed to reclaim: bench:server's full, uncompressed page
+ * ran at 23.6 to 28.7% of bare Node so, 36.1 to 38.1% with these. A buffer comes back only when
+ * its answer's `finish` says every byte was handed to the socket; an answer cut off before that
+ * leaves its buffer to the collector, so no buffer is written while a write of it may be pending.
+ */
+const spare: Buffer[] = [];
+let spareBytes = 0;
+/** At most this many bytes of buffers wait here; a buffer is at least SPARE_MIN bytes, so one serves most pages. */
+export const SPARE_BYTES = 4 << 20;
+const SPARE_MIN = 64 << 10;
+
+function bufferFor(reply: FastifyReply, length: number): Buffer {
+  const i = spare.findIndex((b) => b.length >= length);
+  const buffer = i < 0 ? Buffer.allocUnsafeSlow(Math.max(length, SPARE_MIN)) : spare.splice(i, 1)[0]!;
+  if (i >= 0) spareBytes -= buffer.length;
+  reply.raw.once('finish', () => {
+    if (spareBytes + buffer.length <= SPARE_BYTES) spare.push(buffer), (spareBytes += buffer.length);
+  });
+  return buffer;
+}
+
+/** The answer's bytes: its body, or its own bytes with the embedded objects' put back in place (in a spare buffer). */
+function bytesOf(answer: Answer, reply: FastifyReply): Buffer {
   if (answer.body) return answer.body;
-  const out = Buffer.allocUnsafe(answer.length);
+  const out = bufferFor(reply, answer.length);
   let at = 0;
   let from = 0;
   for (const part of answer.layout!) {
     if (typeof part == 'number') at += answer.own!.copy(out, at, from, (from += part));
     else at += part.bytes.copy(out, at);
   }
-  return out;
+  return out.subarray(0, at);
 }
 
 /** The entity tag of a text (whole, or in parts) sent uncompressed: a hash of it. The proxy tags what it rewrites so too. */
@@ -171,5 +195,5 @@ export function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer:
   reply.header('etag', answer.etag).header('cache-control', 'private, no-cache').header('vary', 'accept-encoding, authorization');
   if (notModified(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
   if (answer.encoding) reply.header('content-encoding', answer.encoding);
-  return reply.type('application/json; charset=utf-8').send(bytesOf(answer));
+  return reply.type('application/json; charset=utf-8').send(bytesOf(answer, reply));
 }

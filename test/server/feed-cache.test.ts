@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { expectErrorBody, KEYS, ON_TIME_MS, sqlOn, TestServer } from './helpers.ts';
 import { createWorkflow, delayedInAppWorkflow, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { makeAnswer } from '../../server/src/answer-cache.ts';
@@ -434,6 +435,49 @@ describe('the feed answer cache: size', () => {
     const kept = answers.flatMap((a) => [a.body, a.own, ...(a.layout ?? []).map((p) => (typeof p == 'number' ? undefined : p.bytes))]).filter((b) => b !== undefined);
     assert.equal(kept.length, 5);
     for (const bytes of kept) assert.equal(bytes.buffer.byteLength, bytes.length, `${bytes.length} B kept in ${bytes.buffer.byteLength} B`);
+  });
+
+  it('answers put together in reused buffers: an answer waiting to be written keeps its bytes while others are answered', async () => {
+    // Two requests on one connection whose reader stops reading: the first answer, 10 MB (each
+    // message carries its payload), waits on the socket, and the second waits behind it in the
+    // process, in its buffer. A buffer used again before its answer was written would send this
+    // reader another subscriber's page.
+    const server = await start({ NOTIF_FEED_CACHE_MB: '200' });
+    servers.push(server);
+    await inAppWorkflow(server, 'pooled-note', { body: 'Body {{payload.i}}' });
+    for (let i = 0; i < 12; i++) await triggerEvent(server, { name: 'pooled-note', to: 'stalled', payload: { i, blob: 'abcdefghij'[i % 10]!.repeat(900_000) } });
+    const others = Array.from({ length: 8 }, (_, i) => `pooled-${i}`);
+    for (let i = 0; i < 6; i++) await triggerEvent(server, { name: 'pooled-note', to: others, payload: { i, pad: 'p'.repeat(3_000 * i) } });
+    const text = (subscriberId: string) => sentFeed(server, subscriberId, '?limit=20', 'identity').then((r) => r.text());
+    const expected = new Map<string, string>();
+    for (const id of ['stalled', ...others]) expected.set(id, await text(id));
+    assert.ok(expected.get('stalled')!.length > 10_000_000);
+
+    const before = (await stats(server))!;
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname).pause();
+    const get = (id: string, last = false) =>
+      `GET ${feedPath(id)}?limit=20 HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: ApiKey ${KEYS.a}\r\n${last ? 'connection: close\r\n' : ''}\r\n`;
+    socket.write(get('stalled') + get('pooled-0', true));
+    // Both served from the cache: both written to the connection (the second queued) once counted.
+    for (let now = before; now.hits < before.hits + 2; now = (await stats(server))!) await new Promise((r) => setTimeout(r, 20));
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all(others.map(text));
+      answers.forEach((answer, i) => assert.equal(answer, expected.get(others[i]!), `${others[i]}, round ${round}`));
+    }
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk)).resume();
+    await new Promise((r) => socket.once('end', r));
+    let raw = Buffer.concat(chunks).toString('latin1');
+    for (const id of ['stalled', 'pooled-0']) {
+      assert.match(raw, /^HTTP\/1\.1 200/);
+      const head = raw.slice(0, raw.indexOf('\r\n\r\n') + 4);
+      const length = Number(/content-length: (\d+)/i.exec(head)![1]);
+      const body = Buffer.from(raw.slice(head.length, head.length + length), 'latin1').toString();
+      assert.ok(body == expected.get(id), `${id}: its own page, byte for byte`);
+      raw = raw.slice(head.length + length);
+    }
+    assert.equal(raw, '');
   });
 
   it('NOTIF_FEED_CACHE_MB=0 turns it off: answers stay right, with ETag and 304', async () => {
