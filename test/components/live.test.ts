@@ -2,8 +2,8 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
-import type { NotifBell } from '../../src/index.ts';
-import { BellHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
+import type { NotifBell, NotifFeed } from '../../src/index.ts';
+import { BellHarness, FeedHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
 import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // Live: the service's stream (GET …/notifications/stream) held by one tab of the browser and relayed
@@ -87,6 +87,49 @@ describe('live: the stream', () => {
     expect(pages() - before, 'first-page requests for the arrival').to.equal(1);
     expect(requests.filter((u) => u.includes('/notifications/unseen')).length, 'count requests').to.be.at.most(1);
     expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'one stream').to.equal(1);
+  });
+
+  it('a message that arrives between the first page and the first count shows in the open feed, with no poll', async () => {
+    // The first page is read without it, the first count with it, and the stream opens after both:
+    // its count is the one known, and it told of no message, so only the service saying "refetch"
+    // on a stream opened without Last-Event-ID brings the message to the feed.
+    const sub = await uniqueSubscriber();
+    await trigger(workflowId, sub, { title: 'Before', body: 'b' });
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    let firstPage!: () => void;
+    const pageRead = new Promise<void>((r) => (firstPage = r));
+    const unseen = async () =>
+      (await (await fetch(`${baseUrl}/v1/subscribers/${sub}/notifications/unseen`, { headers: { authorization: `ApiKey ${apiKey}` } })).json()).count;
+    const held = async (u: RequestInfo | URL, i?: RequestInit) => {
+      const url = String(u);
+      requests.push(url);
+      if (url.includes('/notifications/feed')) return fetch(u, i).finally(firstPage);
+      if (url.includes('/notifications/unseen') && requests.filter((r) => r.includes('/notifications/unseen')).length === 1) {
+        await pageRead;
+        await trigger(workflowId, sub, { title: 'Between', body: 'b' });
+        await waitFor(async () => (await unseen()) === 2, 'the message to be counted', LIVE_WAIT);
+      }
+      return fetch(u, i);
+    };
+    const feed = new FeedHarness(await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} .fetch=${held}></notif-feed>`));
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream to open');
+    await waitFor(() => feed.subjects[0] === 'Between', 'the message in the feed', LIVE_WAIT);
+    expect(feed.subjects).to.deep.equal(['Between', 'Before']);
+    expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'one stream').to.equal(1);
+  });
+
+  it('a first page that failed once is asked again as the stream opens: the feed recovers with no Retry and no poll', async () => {
+    const sub = await uniqueSubscriber();
+    await trigger(workflowId, sub, { title: 'Kept', body: 'b' });
+    await injectFault({ path: `/v1/subscribers/${sub}/notifications/feed`, method: 'GET', status: 500 });
+    const { baseUrl, apiKey } = await testServer();
+    const feed = new FeedHarness(
+      await fixture<NotifFeed>(html`<notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-feed>`),
+    );
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream to open');
+    await waitFor(() => feed.subjects[0] === 'Kept', 'the feed to recover', LIVE_WAIT);
+    expect(feed.retryButton).to.equal(null);
   });
 
   it('three tabs share one stream; notif-message-received fires once for the three', async () => {

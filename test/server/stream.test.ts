@@ -40,7 +40,7 @@ describe('notification stream', () => {
     assert.equal((await openStream(server, 'st-scope', { key: KEYS.other })).status, 404);
   });
 
-  it('sends the count at once, a message event per new message, and the count after every write path', async () => {
+  it('sends refetch and the count at once, a message event per new message, and the count after every write path', async () => {
     await ensureSubscriber(server, 'st-a');
     await triggerEvent(server, { name: 'live', to: 'st-a', payload: { title: 'before' } });
     const s = await openStream(server, 'st-a');
@@ -54,6 +54,8 @@ describe('notification stream', () => {
       // One kind of event: no `event:` line, one `data:` line of JSON carrying the event's id.
       assert.doesNotMatch(s.text, /^event:/m);
       assert.deepEqual(first.wire, { id: first.id, count: 1 });
+      // Opened without Last-Event-ID: what the client read before may predate a message, so refetch comes first.
+      assert.deepEqual(s.events.slice(0, 2).map((e) => e.wire), [{ id: first.id, refetch: true }, first.wire]);
 
       await triggerEvent(server, { name: 'live', to: 'st-a', payload: { title: 'new one' } });
       const m = await s.next((e) => e.event === 'message', 'a message event');
@@ -219,7 +221,7 @@ describe('notification stream', () => {
     await triggerEvent(server, { name: 'live', to: 'st-f' });
     await f.next((e) => e.event === 'message');
     await sleep(200);
-    assert.deepEqual(g.events.map((e) => e.event), ['unseen']);
+    assert.deepEqual(g.events.map((e) => e.event), ['refetch', 'unseen']);
     f.close();
     g.close();
     await waitFor('streams freed', async () => ((await openStreams(server)) === before ? true : undefined), 5000);

@@ -15,7 +15,8 @@ import { secretsFor } from '../secrets.ts';
 //   {"id", "count": n}         the unseen count, at once on connect, then whenever it changes
 //   {"id", "message": {...}}   each new in-app message, in the order they were committed, with
 //                              `feedIdentifier` (its step's feed, when it has one)
-//   {"id", "refetch": true}    a reconnect missed more than the stream replays
+//   {"id", "refetch": true}    at connect without Last-Event-ID (what the client read may predate
+//                              it), and on a reconnect that missed more than the stream replays
 // Every event's `id:` (its data's `id` too) is the commit number (`messages.seq`, engine/sequence.ts)
 // of the newest message the stream has told of (or the newest there is, at connect), sealed for its
 // subscriber (Secrets.eventIds: the numbers are shared by every environment, and their gaps would
@@ -189,9 +190,13 @@ export function streamRoutes(app: App, ctx: AppContext) {
         lastSeq = told;
         await catchUp();
       } else {
-        // A first connect, or an id of another kind: from the newest message on.
+        // A first connect, or an id of another kind: from the newest message on, and `refetch`
+        // first. What the client read before may predate a message committed before this: a first
+        // page read just before it and a count just after would leave it out of the client's feed,
+        // the count told here being the one it knows (found by a test; the refetch costs one
+        // first-page request of a feed open then, answered 304 when nothing changed).
         lastSeq = await newest(subscriber.id);
-        if (from) tell({ refetch: true });
+        tell({ refetch: true });
       }
       await count();
     });
