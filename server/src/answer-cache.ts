@@ -8,6 +8,25 @@ import { encode, THRESHOLD } from './compress.ts';
 // transaction, on SQLite and PostgreSQL), so an answer is never served after a change, whichever
 // process made it: the next request reads the new version and finds no entry. Old versions'
 // entries are never asked for again and leave as the least recently used.
+//
+// One process serves many environments, and the cache is shared between them so that none takes
+// it all (a busy one walking pages, or many subscribers polling, would otherwise evict every other
+// environment's answers, which then fall to the uncached speed). An environment's share is the
+// cache's bound divided by the number of environments holding answers. When an answer makes the
+// cache too large, room is made from the environment that set it if that one holds more than its
+// share (its own least recently used answers go first), else from the environment holding the most
+// (which then holds more than its share). So:
+// - an environment holding no more than its share never loses an answer to another environment;
+// - a lone environment may use the whole cache, and gives room back as others come;
+// - when the cache is full, every environment that keeps answers ends up with an even share, or
+//   all it asks for, if less.
+// What an environment holds counts its answers and the embedded objects they hold (kept per
+// environment: each counted to the one that holds it, released with its last answer there). The
+// price of the rule: a hit looks up its environment before its answer (one Map lookup more); a set
+// that must evict finds where at once when it is its environment, else in one pass over the
+// environments holding answers (not their answers). And an environment's answers stay while it
+// holds no more than its share, even ones nobody asks for any more (old versions'), until it sets
+// more or more environments make the share smaller.
 
 /**
  * A finished answer: its bytes as sent, their encoding, and its entity tag. An uncompressed answer
@@ -26,74 +45,101 @@ export interface Answer {
   etag: string;
 }
 
-/** An embedded object's JSON, held once by the cache for every answer that embeds it. */
+/** An embedded object's JSON, held once by the cache for every answer of its environment that embeds it. */
 interface Shared {
   text: string;
   bytes: Buffer;
   answers: number;
 }
 
+/** What one environment holds: its answers, least recently used first, their embedded objects, and the bytes of both. */
+interface Holding {
+  environment: string;
+  entries: Map<string, Answer>;
+  shared: Map<string, Shared>;
+  bytes: number;
+}
+
 /** Bytes an entry costs beyond its body and key (the objects, the Map's slot). */
 const OVERHEAD = 200;
 
-/** A least-recently-used map of answers bounded by their total size in bytes. */
+/** A least-recently-used map of answers bounded by their total size in bytes, shared between environments (see above). */
 export class AnswerCache {
-  #entries = new Map<string, Answer>();
-  #shared = new Map<string, Shared>();
+  #holdings = new Map<string, Holding>();
   #bytes = 0;
+  #entries = 0;
+  #shared = 0;
   hits = 0;
   misses = 0;
 
   constructor(readonly maxBytes: number) {}
 
-  get(key: string): Answer | undefined {
-    const answer = this.#entries.get(key);
+  get(environment: string, key: string): Answer | undefined {
+    const entries = this.#holdings.get(environment)?.entries;
+    const answer = entries?.get(key);
     if (!answer) return void this.misses++;
     this.hits++;
     // Most recently used last: the Map keeps insertion order.
-    this.#entries.delete(key);
-    this.#entries.set(key, answer);
+    entries!.delete(key);
+    entries!.set(key, answer);
     return answer;
   }
 
-  set(key: string, answer: Answer): void {
+  set(environment: string, key: string, answer: Answer): void {
+    let holding = this.#holdings.get(environment);
     // One answer may take at most a tenth of the cache (a page of 100 full messages is ~270 KB raw),
     // the embedded objects it would add counted (each once): else one could evict every other.
     const added = new Map<string, Shared>();
-    for (const part of answer.layout ?? []) if (typeof part != 'number' && !this.#shared.has(part.text)) added.set(part.text, part);
+    for (const part of answer.layout ?? []) if (typeof part != 'number' && !holding?.shared.has(part.text)) added.set(part.text, part);
     let size = sizeOf(key, answer);
     for (const part of added.values()) size += sharedSize(part);
     if (size > this.maxBytes / 10) return;
-    this.#drop(key);
-    // The embedded objects it holds: the ones already kept take the place of its own copies.
+    if (holding) this.#drop(holding, key);
+    // (Dropping its last answer may have let the environment go.)
+    holding = this.#holdings.get(environment);
+    if (!holding) this.#holdings.set(environment, (holding = { environment, entries: new Map(), shared: new Map(), bytes: 0 }));
+    const own = holding;
+    // The embedded objects it holds: the ones its environment already keeps take the place of its own copies.
     const layout = answer.layout?.map((part) => {
       if (typeof part == 'number') return part;
-      let kept = this.#shared.get(part.text);
-      if (!kept) this.#shared.set(part.text, (kept = { ...part, answers: 0 })), (this.#bytes += sharedSize(kept));
+      let kept = own.shared.get(part.text);
+      if (!kept) own.shared.set(part.text, (kept = { ...part, answers: 0 })), this.#count(own, sharedSize(kept)), this.#shared++;
       kept.answers++;
       return kept;
     });
-    this.#entries.set(key, layout ? { ...answer, layout } : answer);
-    this.#bytes += sizeOf(key, answer);
-    for (const oldest of this.#entries.keys()) {
-      if (this.#bytes <= this.maxBytes) break;
-      this.#drop(oldest);
+    own.entries.set(key, layout ? { ...answer, layout } : answer);
+    this.#entries++;
+    this.#count(own, sizeOf(key, answer));
+    // Room: from its own environment past its share, else from the one holding the most (see above).
+    while (this.#bytes > this.maxBytes) {
+      let from = own;
+      if (own.bytes <= this.maxBytes / this.#holdings.size) {
+        for (const other of this.#holdings.values()) if (other.bytes > from.bytes) from = other;
+      }
+      this.#drop(from, from.entries.keys().next().value!);
     }
   }
 
-  /** Removes an entry, and the embedded objects no other entry holds. */
-  #drop(key: string) {
-    const answer = this.#entries.get(key);
+  #count(holding: Holding, bytes: number) {
+    holding.bytes += bytes;
+    this.#bytes += bytes;
+  }
+
+  /** Removes an entry, the embedded objects no other entry of its environment holds, and the environment once it holds nothing. */
+  #drop(holding: Holding, key: string) {
+    const answer = holding.entries.get(key);
     if (!answer) return;
-    this.#entries.delete(key);
-    this.#bytes -= sizeOf(key, answer);
+    holding.entries.delete(key);
+    this.#entries--;
+    this.#count(holding, -sizeOf(key, answer));
     for (const part of answer.layout ?? []) {
-      if (typeof part != 'number' && !--part.answers) this.#shared.delete(part.text), (this.#bytes -= sharedSize(part));
+      if (typeof part != 'number' && !--part.answers) holding.shared.delete(part.text), this.#count(holding, -sharedSize(part)), this.#shared--;
     }
+    if (!holding.entries.size) this.#holdings.delete(holding.environment);
   }
 
   get stats() {
-    return { entries: this.#entries.size, shared: this.#shared.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
+    return { entries: this.#entries, shared: this.#shared, environments: this.#holdings.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
   }
 }
 

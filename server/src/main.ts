@@ -39,6 +39,8 @@ const USAGE = `notif-inbox service (in its repository, \`npm run server --\` run
 
   NOTIF_FEED_CACHE_MB (default 32; 0 turns it off): megabytes of finished feed answers kept in memory
       and served again while the subscriber's inbox is unchanged (its version is read from the database).
+      Shared between environments: when it is full, one holding more than its share (the bound divided
+      by the environments holding answers) evicts its own answers first.
       On PostgreSQL the scheduler folds the versions' change rows of 1,000 more subscribers every
       NOTIF_CHANGE_SWEEP_MS (default 60000; 0 never).
 

@@ -8,9 +8,9 @@ import { makeAnswer } from '../../server/src/answer-cache.ts';
 
 // The feed's answer cache (server/src/answer-cache.ts): every write a feed answer shows makes the
 // next answer fresh, whoever wrote it; environments never share answers; ETag and 304; the byte
-// bound; off. Each freshness test first makes sure the page is kept (on SQLite it checks that the
-// second read was served from the cache), so a cache that missed a change would fail it. Both
-// databases; across two processes on one database too.
+// bound, and each environment's share of it; off. Each freshness test first makes sure the page
+// is kept (on SQLite it checks that the second read was served from the cache), so a cache that
+// missed a change would fail it. Both databases; across two processes on one database too.
 
 const feedPath = (s: string) => `/v1/subscribers/${s}/notifications/feed`;
 
@@ -20,16 +20,18 @@ interface CacheStats {
   maxBytes: number;
   hits: number;
   misses: number;
-  /** Embedded objects held once for the uncompressed answers that embed them. */
+  /** Embedded objects held once for the uncompressed answers (of one environment) that embed them. */
   shared: number;
+  /** Environments holding answers. */
+  environments: number;
 }
 
 /** The cache's figures (null when it is off). */
 const stats = async (server: TestServer): Promise<CacheStats | null> => (await server.get('/__feed-cache', { key: null })).body;
 
 /** A feed page as sent, with the encoding asked for (identity: uncompressed); `query` with its `?`. */
-const sentFeed = (server: TestServer, subscriberId: string, query = '', encoding?: string) =>
-  fetch(`${server.url}${feedPath(subscriberId)}${query}`, { headers: { authorization: `ApiKey ${KEYS.a}`, ...(encoding && { 'accept-encoding': encoding }) } });
+const sentFeed = (server: TestServer, subscriberId: string, query = '', encoding?: string, key: string = KEYS.a) =>
+  fetch(`${server.url}${feedPath(subscriberId)}${query}`, { headers: { authorization: `ApiKey ${key}`, ...(encoding && { 'accept-encoding': encoding }) } });
 
 /** Reads a feed page twice; on a server with a cache, asserts the second read was served from it. */
 async function keptFeed(server: TestServer, subscriberId: string, query: Record<string, any> = {}, key: string = KEYS.a) {
@@ -406,6 +408,59 @@ describe('the feed answer cache: size', () => {
     assert.ok(kept.entries > 1 && kept.entries < people.length, `${kept.entries} entries`);
     // Each kept answer holds its subscriber and the one template: nothing else stays.
     assert.ok(kept.shared <= kept.entries + 1, `${kept.shared} shared for ${kept.entries} entries`);
+  });
+
+  it('a busy environment walking many pages cannot evict the answers a quiet environment keeps', async () => {
+    // About 80 KB; full uncompressed pages (about 4 KB, their subscriber and template held once):
+    // the busy environment (acme/production) reads 30 subscribers' pages, several times the cache,
+    // after the quiet one (acme/staging, another environment of the same organization) kept two.
+    const server = await start({ NOTIF_FEED_CACHE_MB: '0.08' });
+    servers.push(server);
+    const quiet = ['quiet-0', 'quiet-1'];
+    const busy = Array.from({ length: 30 }, (_, i) => `busy-${i}`);
+    await inAppWorkflow(server, 'share-note', { body: 'Body {{payload.i}}' }, KEYS.b);
+    await inAppWorkflow(server, 'share-note', { body: 'Body {{payload.i}}' }, KEYS.a);
+    for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'share-note', to: quiet, payload: { i } }, KEYS.b);
+    for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'share-note', to: busy, payload: { i } }, KEYS.a);
+    const read = (subscriberId: string, key: string) => sentFeed(server, subscriberId, '', 'identity', key).then((r) => r.text());
+    const kept = new Map<string, string>();
+    for (const person of quiet) kept.set(person, await read(person, KEYS.b));
+    for (let round = 0; round < 2; round++) for (const person of busy) await read(person, KEYS.a);
+    const full = (await stats(server))!;
+    assert.ok(full.bytes <= full.maxBytes, `${full.bytes} <= ${full.maxBytes}`);
+    assert.ok(full.bytes > full.maxBytes * 0.8, `${full.bytes} B: the busy environment has the rest`);
+    // Each kept answer holds its subscriber; each environment its template.
+    assert.ok(full.shared <= full.entries + 2, `${full.shared} shared for ${full.entries} entries`);
+    for (const person of quiet) assert.equal(await read(person, KEYS.b), kept.get(person));
+    assert.equal((await stats(server))!.hits, full.hits + quiet.length, "the quiet environment's answers were kept");
+    // The busy environment's latest answer is kept too: it evicted its own oldest.
+    await read(busy.at(-1)!, KEYS.a);
+    assert.equal((await stats(server))!.hits, full.hits + quiet.length + 1);
+    assert.equal(full.environments, 2);
+  });
+
+  it('a lone environment fills the cache; one arriving later takes room from it and keeps it', async () => {
+    // About 20 KB: a one-message page of two fields costs under a kilobyte with its key.
+    const server = await start({ NOTIF_FEED_CACHE_MB: '0.02' });
+    servers.push(server);
+    await inAppWorkflow(server, 'lone-note', { body: 'n {{payload.i}}' }, KEYS.a);
+    await inAppWorkflow(server, 'lone-note', { body: 'n {{payload.i}}' }, KEYS.b);
+    for (let i = 0; i < 60; i++) await triggerEvent(server, { name: 'lone-note', to: 'walker', payload: { i } }, KEYS.a);
+    for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'lone-note', to: 'late', payload: { i } }, KEYS.b);
+    const page = (subscriberId: string, page: number, key: string) => getFeed(server, subscriberId, { page, limit: 1, fields: '_id,content' }, key);
+    for (let i = 0; i < 60; i++) await page('walker', i, KEYS.a);
+    const alone = (await stats(server))!;
+    assert.ok(alone.bytes <= alone.maxBytes, `${alone.bytes} <= ${alone.maxBytes}`);
+    assert.ok(alone.bytes > alone.maxBytes * 0.9, `${alone.bytes} B of ${alone.maxBytes}: a lone environment uses the whole cache`);
+    assert.ok(alone.entries > 10 && alone.entries < 60, `${alone.entries} entries`);
+    // The other environment arrives in a full cache: its answers take room from the first one's.
+    for (let i = 0; i < 3; i++) await keptFeed(server, 'late', { page: i, limit: 1, fields: '_id,content' }, KEYS.b);
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 60; i++) await page('walker', i, KEYS.a);
+    const shared = (await stats(server))!;
+    assert.ok(shared.bytes <= shared.maxBytes && shared.bytes > shared.maxBytes * 0.9, `${shared.bytes} B of ${shared.maxBytes}`);
+    assert.ok(shared.entries >= alone.entries - 1, `${shared.entries} entries, ${alone.entries} before`);
+    for (let i = 0; i < 3; i++) await page('late', i, KEYS.b);
+    assert.equal((await stats(server))!.hits, shared.hits + 3, "the later environment's answers were kept");
   });
 
   it('an answer whose embedded objects alone pass a tenth of the cache is not kept, and evicts nothing', async () => {

@@ -200,7 +200,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
       if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', id);
       if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', tenant.environmentId);
       key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, q.payload ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
-      const kept = cache.get(key);
+      const kept = cache.get(tenant.environmentId, key);
       if (kept) return sendAnswer(request, reply, kept);
     }
     const embedSubscriber = !fields || fields.has('subscriber');
@@ -244,7 +244,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
         : rows.map((r) => messageView<RawJson>(r, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
     const answer = makeAnswer(feedParts(views, fields, rest), encoding);
-    if (key) cache!.set(key, answer);
+    if (key) cache!.set(request.tenant.environmentId, key, answer);
     return sendAnswer(request, reply, answer);
   });
 
