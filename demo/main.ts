@@ -31,6 +31,9 @@ const SAMPLES: Record<string, () => string> = {
   excerpt: () => 'Great point about loops!',
   invoice: () => `INV-${2000 + Math.floor(Math.random() * 900)}`,
   amount: () => `$${(19 + Math.random() * 180).toFixed(2)}`,
+  subject: () => 'Dark mode is here',
+  body: () => 'Switch it on in Settings, under Appearance.',
+  url: () => '/changelog',
 };
 
 let config: PlaygroundConfig;

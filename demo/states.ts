@@ -3,7 +3,8 @@
 //
 // At page load it makes (idempotently: counts first, then tops up, with idempotency keys) one
 // subscriber per state through the service's development API: state-empty, state-three,
-// state-many (500), state-long, state-cta, state-read. Loading is a request that never answers
+// state-many (500), state-long, state-cta, state-read, whose messages the demo environment's own
+// workflows make (the page adds no workflow). Loading is a request that never answers
 // (an app-supplied `fetch` that holds it), error is the real service refusing an unknown key (401).
 import '../src/index.ts';
 import '../src/components/notif-preferences/notif-preferences.ts';
@@ -38,31 +39,6 @@ async function api<T>(method: string, path: string, body?: unknown, idempotencyK
   }
 }
 
-const WORKFLOWS = [
-  {
-    workflowId: 'playground-note',
-    name: 'Playground: note',
-    steps: [{ name: 'inbox', type: 'in_app', controlValues: { subject: '{{payload.subject}}', body: '{{payload.body}}', redirect: { url: '/notes/{{payload.n}}' } } }],
-  },
-  {
-    workflowId: 'playground-invite',
-    name: 'Playground: invitation',
-    steps: [
-      {
-        name: 'inbox',
-        type: 'in_app',
-        controlValues: {
-          subject: '{{payload.actor}} invited you to {{payload.project}}',
-          body: 'Join {{payload.project}} as editor.',
-          redirect: { url: '/projects/{{payload.n}}' },
-          primaryAction: { label: 'Accept', resultContent: 'You joined {{payload.project}}' },
-          secondaryAction: { label: 'Decline', resultContent: 'Invitation declined' },
-        },
-      },
-    ],
-  },
-];
-
 const LONG_WORD = 'Pneumonoultramicroscopicsilicovolcanoconiosis'.repeat(3);
 const LONG_BODY =
   'This message is much longer than a notification should be, so that designers can see how the ' +
@@ -73,42 +49,49 @@ const LONG_BODY =
 
 type Trigger = { workflow: string; payload: Record<string, unknown> };
 
-/** What each state's subscriber holds, oldest first. */
-const STATES: Record<string, { name: string; messages: (n: number) => Trigger[] }> = {
-  empty: { name: 'Empty Inbox', messages: () => [] },
+// The seeded workflows (server/src/seed.ts): the page adds none of its own, so every subscriber's
+// preferences list the same workflows as the playground's form.
+const note = (subject: string, body: string, n: number): Trigger => ({ workflow: 'announcement', payload: { subject, body, url: `/announcements/${n}` } });
+const invite = (name: string, avatar: string, project: string, n: number): Trigger => ({
+  workflow: 'project-invite',
+  payload: { actor: { name, avatar }, project, projectId: n, role: 'editor' },
+});
+
+/** What each state's subscriber holds, oldest first; the subscriber's name (first, last) says which state it shows. */
+const STATES: Record<string, { name: [string, string]; messages: (n: number) => Trigger[] }> = {
+  empty: { name: ['Noor', '(empty inbox)'], messages: () => [] },
   three: {
-    name: 'Three Messages',
+    name: ['Mary', '(three messages)'],
     messages: () => [
-      { workflow: 'playground-note', payload: { subject: 'Your export is ready', body: 'projects.csv (2 MB) can be downloaded for 7 days.', n: 1 } },
-      { workflow: 'playground-invite', payload: { actor: 'Grace Hopper', project: 'Analytical Engine', n: 2 } },
-      { workflow: 'playground-note', payload: { subject: 'Ada replied to your comment', body: '"Great point about loops!" on Notes on the Engine', n: 3 } },
-    ],
-  },
-  many: {
-    name: 'Five Hundred',
-    messages: (n) => Array.from({ length: n }, (_, i) => ({ workflow: 'playground-note', payload: { subject: `Message ${i + 1} of 500`, body: 'One of many, to scroll through.', n: i + 1 } })),
-  },
-  long: {
-    name: 'Long Text',
-    messages: () => [
-      { workflow: 'playground-note', payload: { subject: 'A short one beside it', body: 'For comparison.', n: 1 } },
+      note('Your export is ready', 'projects.csv (2 MB) can be downloaded for 7 days.', 1),
+      invite('Grace Hopper', '/avatars/grace.svg', 'Analytical Engine', 2),
       {
-        workflow: 'playground-note',
-        payload: { subject: `A subject that goes on and on about ${LONG_WORD} until it no longer fits on two lines of the feed`, body: LONG_BODY, n: 2 },
+        workflow: 'comment-reply',
+        payload: { actor: { name: 'Ada Lovelace', avatar: '/avatars/ada.svg' }, post: 'Notes on the Engine', postId: 3, commentId: 3, excerpt: 'Great point about loops!' },
       },
     ],
   },
-  cta: {
-    name: 'Call To Action',
+  many: {
+    name: ['Lee', '(five hundred)'],
+    messages: (n) => Array.from({ length: n }, (_, i) => note(`Message ${i + 1} of 500`, 'One of many, to scroll through.', i + 1)),
+  },
+  long: {
+    name: ['Kim', '(long text)'],
     messages: () => [
-      { workflow: 'playground-invite', payload: { actor: 'Alan Turing', project: 'Bombe', n: 1 } }, // acted upon (done)
-      { workflow: 'playground-invite', payload: { actor: 'Grace Hopper', project: 'COBOL', n: 2 } }, // pending
+      note('A short one beside it', 'For comparison.', 1),
+      note(`A subject that goes on and on about ${LONG_WORD} until it no longer fits on two lines of the feed`, LONG_BODY, 2),
+    ],
+  },
+  cta: {
+    name: ['Sam', '(call to action)'],
+    messages: () => [
+      invite('Alan Turing', '', 'Bombe', 1), // acted upon (done)
+      invite('Grace Hopper', '/avatars/grace.svg', 'COBOL', 2), // pending
     ],
   },
   read: {
-    name: 'Read Unread',
-    messages: () =>
-      ['Older, read', 'Old, read', 'Recent, unread', 'Newest, unread'].map((subject, i) => ({ workflow: 'playground-note', payload: { subject, body: 'Read state from the service.', n: i + 1 } })),
+    name: ['Ravi', '(read and unread)'],
+    messages: () => ['Older, read', 'Old, read', 'Recent, unread', 'Newest, unread'].map((subject, i) => note(subject, 'Read state from the service.', i + 1)),
   },
 };
 
@@ -125,17 +108,18 @@ const subscriberOf = (state: string) => `state-${state}`;
 async function prepare(state: string): Promise<void> {
   const spec = STATES[state]!;
   const subscriberId = subscriberOf(state);
-  const [firstName, lastName] = spec.name.split(' ');
+  const [firstName, lastName] = spec.name;
   await api('POST', '/v2/subscribers', { subscriberId, firstName, lastName });
   const feed = (q = '') => api<FeedPage>('GET', `/v1/subscribers/${subscriberId}/notifications/feed?limit=100${q}`);
   const have = (await feed()).totalCount;
   const wanted = spec.messages(COUNTS[state]!);
-  // Keys name the state and what it held, so two tabs preparing it at once make each message once.
+  // Keys name the state and what it held, so two tabs preparing it at once make each message once
+  // (the prefix is not the one of the page's earlier versions, whose triggers had other bodies).
   const missing = wanted.slice(have);
   // Creation order is the feed's order: one after another (triggered side by side, "Message 7 of 500"
   // could land after "Message 9 of 500"). The 500 take a few seconds, once per database.
   for (const [i, t] of missing.entries()) {
-    await api('POST', '/v1/events/trigger', { name: t.workflow, to: subscriberId, payload: t.payload }, `playground:${state}:${have}:${i}`);
+    await api('POST', '/v1/events/trigger', { name: t.workflow, to: subscriberId, payload: t.payload }, `states:${state}:${have}:${i}`);
   }
   if (state === 'cta' || state === 'read') {
     const messages = (await feed()).data; // newest first
@@ -153,20 +137,17 @@ async function prepare(state: string): Promise<void> {
   }
 }
 
-async function ensureWorkflows() {
-  const existing = new Set((await api<{ workflowId: string }[]>('GET', '/v2/workflows')).map((w) => w.workflowId));
-  for (const w of WORKFLOWS) if (!existing.has(w.workflowId)) await api('POST', '/v2/workflows', w, `playground:workflow:${w.workflowId}`);
-}
-
 /** A fetch that never answers: the store waits on its first page forever (the loading state). */
 const heldFetch: typeof fetch = () => new Promise<Response>(() => undefined);
 
 /**
- * The custom-render state: notes in the app's own markup (plain DOM, text only), the invitations
- * left to the built-in row (`false`). The page's CSS (states.css) styles them.
+ * The custom-render state: announcements in the app's own markup (plain DOM, text only), any other
+ * message left to the built-in row (`false`). The page's CSS (states.css) styles them. A database the
+ * page prepared before it used the seeded workflows holds the same notes as 'playground-note'.
  */
+const APP_NOTES = new Set(['announcement', 'playground-note']);
 const renderNote: MessageRenderer = (host, message, actions) => {
-  if (message.templateIdentifier !== 'playground-note') return false;
+  if (!APP_NOTES.has(message.templateIdentifier ?? '')) return false;
   const card = document.createElement('article');
   card.className = 'app-note';
   const title = document.createElement('strong');
@@ -203,7 +184,6 @@ async function setUpStates() {
     status.textContent = 'No development key: start the service with npm start on a new database.';
     return;
   }
-  await ensureWorkflows();
   const states = Object.keys(STATES);
   const started = performance.now();
   await Promise.all(states.map((s) => prepare(s)));

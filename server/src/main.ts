@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { buildApp } from './app.ts';
 import { generateKey, parseKeyList, registerKey } from './auth.ts';
 import { openDatabase, type Db } from './db/index.ts';
-import { seedDemo, isFresh } from './seed.ts';
+import { addMissingDemoWorkflows, seedDemo, isFresh } from './seed.ts';
 import { startPlayground } from './demo.ts';
 import { parseRateLimit, type RateLimitConfig } from './ratelimit.ts';
 import { Scheduler } from './engine/scheduler.ts';
@@ -13,7 +13,8 @@ const USAGE = `notif-inbox service (in its repository, \`npm run server --\` run
 
   notif-inbox-server [serve] [--port N] [--host H] [--db PATH] [--no-seed] [--log]
       start the service (default port 3030, database .notif-data/notif.db; --db :memory: for none;
-      DATABASE_URL=postgres://... for PostgreSQL). A new database gets demo data unless --no-seed.
+      DATABASE_URL=postgres://... for PostgreSQL). A new database gets demo data unless --no-seed;
+      one seeded by an earlier version gets the demo workflows added since.
   notif-inbox-server keys create --org ORG --env ENV [--db PATH]
       print a new API key for environment ENV of organization ORG (both made as needed)
   notif-inbox-server seed [--db PATH]
@@ -125,6 +126,11 @@ async function main(argv: string[]) {
     const fresh = await isFresh(db);
     await registerEnvKeys(db);
     if (!values['no-seed'] && fresh) await seedFresh(db);
+    else if (!values['no-seed']) {
+      // A database seeded by an earlier version gets the demo workflows added since (none is changed).
+      const added = await addMissingDemoWorkflows(db);
+      if (added.length > 0) console.log(`added demo workflows to the demo environment: ${added.join(', ')}`);
+    }
   });
 
   const metricsToken = values['metrics-token'] || process.env.NOTIF_METRICS_TOKEN || undefined;

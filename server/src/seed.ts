@@ -1,5 +1,5 @@
 import type { Db } from './db/index.ts';
-import { generateKey, registerKey } from './auth.ts';
+import { generateKey, hashKey, registerKey, type Tenant } from './auth.ts';
 import { trigger } from './engine/trigger.ts';
 import { inTransaction } from './engine/types.ts';
 import { saveWorkflow, workflowErrors, type WorkflowBody } from './routes/workflows.ts';
@@ -77,6 +77,24 @@ export const DEMO_WORKFLOWS: WorkflowBody[] = [
       },
     ],
   },
+  {
+    workflowId: 'announcement',
+    name: 'Announcement',
+    description: 'News from the app itself (a new feature, planned maintenance, an export that is ready): the payload gives its subject, body and, optionally, a link.',
+    tags: ['product'],
+    steps: [
+      {
+        name: 'inbox',
+        type: 'in_app',
+        controlValues: {
+          subject: '{{payload.subject}}',
+          body: '{{payload.body}}',
+          // Dropped from the message when the payload has no url.
+          redirect: { url: '{{payload.url}}' },
+        },
+      },
+    ],
+  },
 ];
 
 const PROJECTS = ['Analytical Engine', 'COBOL compiler', 'Bombe', 'Apollo trajectories', 'Kernel 0.01'];
@@ -96,7 +114,7 @@ const DAY = 86_400_000;
 export const DEMO_MESSAGE_COUNT = 50;
 
 /**
- * Creates the demo environment and its data: three workflows, five subscribers and about fifty
+ * Creates the demo environment and its data: four workflows, five subscribers and about fifty
  * in-app messages over the last two weeks (most for 'ada'), made by the same engine a trigger
  * uses, some read and some seen. Returns the development key and the subscriber ids.
  */
@@ -151,4 +169,27 @@ export async function seedDemo(db: Db, now = new Date()): Promise<{ key: string;
     }
   });
   return { key, subscriberIds: [...DEMO_SUBSCRIBER_IDS] };
+}
+
+/**
+ * Adds to the demo environment of a database seeded by an earlier version (the environment of the
+ * key kept in settings 'demo_api_key') the demo workflows it lacks. The workflows it has, the
+ * seeded ones as they were changed since and any other, stay as they are. Returns the ids added.
+ */
+export async function addMissingDemoWorkflows(db: Db, now = new Date()): Promise<string[]> {
+  const k = db.kysely;
+  const setting = await k.selectFrom('settings').select('value').where('name', '=', 'demo_api_key').executeTakeFirst();
+  if (!setting) return [];
+  const env = await k
+    .selectFrom('api_keys')
+    .innerJoin('environments', 'environments.id', 'api_keys.environment_id')
+    .select(['environments.id as environmentId', 'environments.organization_id as organizationId'])
+    .where('api_keys.key_hash', '=', hashKey(setting.value))
+    .executeTakeFirst();
+  if (!env) return [];
+  const tenant: Tenant = { environmentId: env.environmentId, organizationId: env.organizationId };
+  const have = new Set((await k.selectFrom('workflows').select('workflow_id').where('environment_id', '=', tenant.environmentId).execute()).map((w) => w.workflow_id));
+  const missing = DEMO_WORKFLOWS.filter((w) => !have.has(w.workflowId));
+  for (const body of missing) await saveWorkflow(db, tenant, body, now);
+  return missing.map((w) => w.workflowId);
 }

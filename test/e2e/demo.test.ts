@@ -33,10 +33,10 @@ test('the playground sends a notification and the badge and feed update live', {
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(playgroundUrl);
 
-  // Seeded: a subscriber picker with the five demo subscribers, a form with the three workflows.
+  // Seeded: a subscriber picker with the five demo subscribers, a form with the four workflows.
   await page.locator('#subscriber option').first().waitFor({ state: 'attached' });
   assert.equal(await page.locator('#subscriber option').count(), 5);
-  assert.deepEqual(await page.locator('#workflow option').allTextContents(), ['Project invitation', 'Reply to a comment', 'Invoice paid']);
+  assert.deepEqual(await page.locator('#workflow option').allTextContents(), ['Project invitation', 'Reply to a comment', 'Invoice paid', 'Announcement']);
   await fullFeedSubjects().first().waitFor();
   // The seeded actors' avatars come from the playground itself (demo/public/avatars), not the network.
   const avatar = page.locator('#feed notif-message img[part~="avatar"]').first();

@@ -37,6 +37,14 @@ async function totals(): Promise<Record<string, number>> {
   });
 }
 
+async function workflowNames(): Promise<string[]> {
+  return page.evaluate(async () => {
+    const c = (await (await fetch('/demo-config.json')).json()) as { apiUrl: string; apiKey: string };
+    const r = await fetch(`${c.apiUrl}/v2/workflows`, { headers: { authorization: `ApiKey ${c.apiKey}` } });
+    return ((await r.json()) as { name: string }[]).map((w) => w.name);
+  });
+}
+
 test('every state side by side, on real subscribers made at page load, again the same after a reload', { timeout: 120_000 }, async () => {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -70,13 +78,18 @@ test('every state side by side, on real subscribers made at page load, again the
   const notes = card('Custom rendering').locator('.app-note');
   await notes.first().waitFor();
   assert.equal(await notes.first().evaluate((el) => getComputedStyle(el).borderInlineStartStyle), 'solid');
-  // The preferences panel.
+  // The preferences panel: the demo environment's workflows, and no workflow of the page's own
+  // (what the page makes shows in every demo subscriber's preferences, the bell's gear too).
   await card('Preferences').locator('notif-preferences [role="switch"]').first().waitFor();
-  assert.ok((await card('Preferences').locator('notif-preferences fieldset').count()) >= 2);
+  const seeded = ['Announcement', 'Invoice paid', 'Project invitation', 'Reply to a comment'];
+  const legends = await card('Preferences').locator('notif-preferences fieldset legend').allTextContents();
+  assert.deepEqual(legends.map((l) => l.trim()).sort(), seeded);
+  assert.deepEqual((await workflowNames()).sort(), seeded);
 
   await page.reload();
   await page.locator('html[data-states-ready]').waitFor({ timeout: 60_000 });
   assert.deepEqual(await totals(), expected, 'a second load adds nothing');
+  assert.deepEqual((await workflowNames()).sort(), seeded, 'nor a workflow');
   assert.deepEqual(errors, []);
 });
 

@@ -25,20 +25,28 @@ describe('demo seed', () => {
     assert.equal((await server.get('/v2/workflows', { key })).status, 200);
   });
 
-  it('has three workflows: CTA buttons, a redirect, and one in the billing feed', async () => {
+  it('has four workflows: CTA buttons, a redirect, one in the billing feed, and an announcement of free text', async () => {
     const { body } = await server.get('/v2/workflows', { key });
-    assert.equal(body.length, 3);
+    assert.deepEqual(body.map((w: any) => w.workflowId), ['project-invite', 'comment-reply', 'invoice-paid', 'announcement']);
     const steps = body.map((w: any) => w.steps[0].controlValues);
     assert.ok(steps.some((cv: any) => cv.primaryAction?.label === 'Accept' && cv.secondaryAction?.label === 'Decline' && cv.primaryAction.resultContent));
     assert.ok(steps.some((cv: any) => cv.redirect?.url && !cv.feedIdentifier));
     assert.ok(steps.some((cv: any) => cv.feedIdentifier === 'billing'));
+    // The announcement's subject and body are the payload's, whatever they are; its link is optional.
+    const subject = 'A subject of any length';
+    const sent = await server.post('/v1/events/trigger', { name: 'announcement', to: 'grace', payload: { subject, body: 'Any body.' } }, { key });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    const [newest] = await allMessages(server, 'grace', {}, key);
+    assert.equal(newest.subject, subject);
+    assert.equal(newest.content[0].content, 'Any body.');
+    assert.deepEqual(newest.cta.data, {});
   });
 
   it('has five subscribers with about fifty messages over two weeks, some read, some seen', async () => {
     assert.equal(DEMO_SUBSCRIBER_IDS.length, 5);
     assert.equal(DEMO_SUBSCRIBER_IDS[0], 'ada');
     const messages: any[] = [];
-    for (const id of DEMO_SUBSCRIBER_IDS) messages.push(...(await allMessages(server, id, {}, key)));
+    for (const id of DEMO_SUBSCRIBER_IDS) messages.push(...(await allMessages(server, id, {}, key)).filter((m) => m.templateIdentifier !== 'announcement'));
     expectErrorBody(await server.get('/v1/subscribers/nobody/notifications/feed', { key }), 404);
     assert.ok(messages.length >= 40 && messages.length <= 60, `${messages.length} messages`);
     const subscribers = new Map(messages.map((m) => [m.subscriber.subscriberId, m.subscriber]));
@@ -115,6 +123,55 @@ describe('demo seed', () => {
     } finally {
       await db.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a database seeded by an earlier version', () => {
+  let server: TestServer;
+  after(() => server?.dispose());
+
+  it('gets the demo workflows added since when served, and keeps every workflow it has as it is', async () => {
+    server = await new TestServer().start([]);
+    const key = /development API key[^:]*: (\S+)/.exec(server.output())![1]!;
+    const list = async () => (await server.get('/v2/workflows', { key })).body as any[];
+    // What the playground's page used to add, and a seeded workflow changed since.
+    const own = { workflowId: 'playground-note', name: 'Playground: note', steps: [{ name: 'inbox', type: 'in_app', controlValues: { subject: '{{payload.subject}}', body: '{{payload.body}}' } }] };
+    const made = await server.post('/v2/workflows', own, { key });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const invite = (await list()).find((w) => w.workflowId === 'project-invite');
+    assert.equal((await server.post('/v2/workflows', { ...invite, name: 'Invitation, renamed' }, { key })).status, 200);
+    await server.stop();
+    // As the seed of a version before the announcement made it.
+    const db = await openDatabase({ location: server.dbPath });
+    try {
+      await db.kysely.deleteFrom('workflows').where('workflow_id', '=', 'announcement').execute();
+    } finally {
+      await db.close();
+    }
+    await server.start([]);
+    assert.match(server.output(), /added demo workflows to the demo environment: announcement/);
+    const after1 = await list();
+    assert.deepEqual(after1.map((w) => w.workflowId).sort(), ['announcement', 'comment-reply', 'invoice-paid', 'playground-note', 'project-invite']);
+    assert.equal(after1.find((w) => w.workflowId === 'project-invite').name, 'Invitation, renamed');
+    assert.equal(after1.find((w) => w.workflowId === 'playground-note').name, 'Playground: note');
+
+    // A second start adds nothing and changes nothing.
+    await server.stop();
+    await server.start([]);
+    assert.doesNotMatch(server.output(), /added demo workflows/);
+    assert.deepEqual(await list(), after1);
+  });
+
+  it('a database that was never seeded gets no demo workflows', async () => {
+    const bare = await new TestServer().start(['--no-seed']);
+    try {
+      await bare.stop();
+      await bare.start([]);
+      assert.doesNotMatch(bare.output(), /demo/);
+      assert.deepEqual((await bare.get('/v2/workflows')).body, []);
+    } finally {
+      await bare.dispose();
     }
   });
 });
