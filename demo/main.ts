@@ -96,6 +96,8 @@ function showSubscriber(subscriberId: string) {
     el.subscriberId = subscriberId;
   }
   recipientSelect.value = subscriberId;
+  // The picker may be narrower than the name (a phone): the whole name on hover.
+  subscriberSelect.title = subscriberSelect.selectedOptions[0]?.textContent ?? '';
   $('snippet').textContent =
     `<script type="module" src="notif-inbox.min.js"></script>\n` +
     `<notif-bell base-url="${config.apiUrl}"\n            subscriber-id="${subscriberId}"\n            api-key="(development only)"></notif-bell>`;

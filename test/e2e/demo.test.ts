@@ -93,6 +93,30 @@ test('the playground at 375 px: nothing wider than the screen, before or after o
     // "Every state" is a styled link (the accent colour, no underline), not the browser's default.
     const link = phone.locator('a.nav-link');
     assert.equal(await link.evaluate((a) => getComputedStyle(a).textDecorationLine), 'none');
+
+    // The subscriber picker with the longest seeded name: shown whole, or cut with an ellipsis and
+    // the whole name in its title; never cut mid-letter with nothing to say so. The link stays on one line.
+    await phone.goto(`${playgroundUrl}?subscriber=katherine`);
+    await phone.locator('#subscriber option').first().waitFor({ state: 'attached' });
+    const picker = await phone.locator('#subscriber').evaluate((select) => {
+      const s = select as HTMLSelectElement;
+      // The same select with all the room it wants, where the page's CSS still applies to it.
+      const natural = s.cloneNode(true) as HTMLSelectElement;
+      natural.removeAttribute('id');
+      natural.value = s.value;
+      natural.style.cssText = 'position: absolute; visibility: hidden; max-inline-size: none';
+      s.after(natural);
+      const wanted = natural.getBoundingClientRect().width;
+      natural.remove();
+      return { name: s.selectedOptions[0]?.textContent, title: s.title, width: s.getBoundingClientRect().width, wanted, overflow: getComputedStyle(s).textOverflow };
+    });
+    assert.equal(picker.name, 'Katherine Johnson');
+    if (picker.width < picker.wanted - 0.5) {
+      assert.equal(picker.overflow, 'ellipsis', `the name is cut (${picker.width} of ${picker.wanted} px): with an ellipsis`);
+      assert.equal(picker.title, 'Katherine Johnson', 'and the whole name as its title');
+    }
+    assert.equal(await link.evaluate((a) => { const r = document.createRange(); r.selectNodeContents(a); return r.getClientRects().length; }), 1, '"Every state" on one line');
+    assert.equal(await width(), 375);
   } finally {
     await phone.close();
   }
