@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { dropDatabase, expectErrorBody, KEYS, startServer, TestServer } from './helpers.ts';
+import { getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { waitFor } from './engine-fixtures.ts';
 
 // PostgreSQL specifics, with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh prints one;
 // `npm run test:server:pg` runs the whole suite there). Skipped on SQLite runs.
@@ -159,6 +161,42 @@ describe('PostgreSQL: a database per test server', { skip }, () => {
       await two.dispose();
     }
     assert.equal(await exists(), false);
+  });
+});
+
+describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
+  it('more shapes of the feed than it names, and connections the database ended, are all answered right', async () => {
+    // The first 64 texts are named (prepared once per connection), later ones run unnamed: a feed
+    // asked for with 80 different projections, then again after every connection of the service
+    // was ended (the pool makes new ones, which prepare again), answers each the same.
+    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
+    try {
+      await inAppWorkflow(server, 'named-note', { subject: 'S {{payload.i}}', body: 'B {{payload.i}}' });
+      for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'named-note', to: 'named', payload: { i } });
+      const names = ['_id', 'subject', 'content', 'createdAt', 'read', 'seen', 'payload'];
+      const shapes = Array.from({ length: 80 }, (_, i) => ['_id', ...names.filter((_, bit) => (i + 1) & (1 << bit))].join(',') + (i >= 64 ? ',cta' : ''));
+      const read = async () => {
+        const answers = [];
+        for (const fields of shapes) answers.push(JSON.stringify((await getFeed(server, 'named', { fields })).data.map((m) => [m._id, m.subject, m.payload])));
+        const count = await server.get('/v1/subscribers/named/notifications/unseen');
+        assert.equal(count.status, 200);
+        assert.equal(count.body.count, 3);
+        return answers;
+      };
+      const first = await read();
+      assert.equal(new Set(first).size > 1, true);
+      const ended = await withClient(server.dbPath, async (c) =>
+        (await c.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'notif-inbox'`)).rowCount,
+      );
+      assert.ok(ended! > 0, 'the service had connections to end');
+      // The pool replaces the connections it hears were lost; a request may meet one just ended
+      // before that, so wait until ten at once (on as many connections) are answered.
+      const unseen = () => server.get('/v1/subscribers/named/notifications/unseen');
+      await waitFor('the pool to reconnect', async () => ((await Promise.all(Array.from({ length: 10 }, unseen))).every((r) => r.status === 200) ? true : undefined), 5000);
+      assert.deepEqual(await read(), first);
+    } finally {
+      await server.dispose();
+    }
   });
 });
 

@@ -278,6 +278,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     if (now) return now;
     let n = 0;
     const query = db.dialect == 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
+    if (db.prepared) return db.prepared<R>(query, params);
     return (await k.executeQuery<R>(CompiledQuery.raw(query, params as unknown[]))).rows;
   };
 
