@@ -214,8 +214,13 @@ export async function buildApp(config: AppConfig): Promise<App> {
     }, 50);
   });
   app.addHook('onClose', async () => clearInterval(closing));
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (closing) reply.header('connection', 'close');
+  // An answer given before its request's body was read (a 401 in onRequest, before a slow body)
+  // ends the connection: kept open, Node's request timeout would answer the same request a second
+  // time (408) on it. (Whether the body has arrived whole by then cannot be told: Node may run the
+  // hooks before parsing the rest of the packet.) Answers to requests whose body was read keep it.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length']) > 0;
+    if (closing || (hasBody && request.body === undefined)) reply.header('connection', 'close');
     return payload;
   });
   const cacheBytes = config.feedCacheBytes ?? FEED_CACHE_BYTES;

@@ -42,6 +42,24 @@ describe('request timeouts', () => {
     assert.match(r.answer, /^HTTP\/1\.1 408 /);
   });
 
+  it('a request answered before its body arrived (401 for a wrong key) ends its connection with that one answer, never a second (408)', async () => {
+    const head = 'POST /v1/events/trigger HTTP/1.1\r\nHost: x\r\nauthorization: ApiKey wrong\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n';
+    const r = await silentClient(server, head + '{"na');
+    assert.match(r.answer, /^HTTP\/1\.1 401 /);
+    assert.equal(r.answer.match(/HTTP\/1\.1 /g)!.length, 1, r.answer);
+    assert.match(r.answer.slice(0, r.answer.indexOf('\r\n\r\n')), /\r\nconnection: close(\r\n|$)/i);
+    assert.ok(r.closed && r.ms < 1000, `closed ${r.closed} after ${r.ms} ms`);
+    // A request whose body was read keeps its connection for the next one.
+    const read = await silentClient(
+      server,
+      head.replace('/v1/events/trigger', '/v2/subscribers').replace('ApiKey wrong', 'ApiKey test_key_a').replace('content-length: 100', 'content-length: 24') + '{"subscriberId":"kept1"}',
+      2500,
+    );
+    assert.match(read.answer, /^HTTP\/1\.1 20[01] /);
+    assert.doesNotMatch(read.answer, /connection: close/i);
+    assert.equal(read.closed, false, 'kept open');
+  });
+
   it("answers what Node's parser refuses with decisions.md's error body: 431, 400, 408", async () => {
     const body = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
     const long = await silentClient(server, `GET /v1/subscribers/${'a'.repeat(20_000)}/notifications/feed HTTP/1.1\r\nHost: x\r\n\r\n`);
