@@ -198,6 +198,28 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
       await server.dispose();
     }
   });
+
+  it('a column another version adds to messages (a rolling deploy migrating) leaves the running service\'s feed answered', async () => {
+    // Two migrations so far added a column to messages (job_key, seq). A process of the next
+    // version migrates at start while this one still serves: a prepared `select *` of messages
+    // then fails at every execution on every connection that prepared it ("cached plan must not
+    // change result type") until the process ends.
+    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
+    try {
+      await inAppWorkflow(server, 'added-column', { subject: 'S {{payload.i}}', body: 'B' });
+      await triggerEvent(server, { name: 'added-column', to: 'widened', payload: { i: 1 } });
+      // Twenty at once: the page's query is prepared on several of the pool's connections.
+      const feed = () => server.get('/v1/subscribers/widened/notifications/feed');
+      const before = await Promise.all(Array.from({ length: 20 }, feed));
+      assert.deepEqual(before.map((r) => r.status), Array(20).fill(200));
+      assert.equal(before[0]!.body.data.length, 1);
+      await withClient(server.dbPath, (c) => c.query('ALTER TABLE messages ADD COLUMN next_version_note text'));
+      const after = await Promise.all(Array.from({ length: 20 }, feed));
+      assert.deepEqual(after.map((r) => [r.status, r.body.data]), Array(20).fill([200, before[0]!.body.data]));
+    } finally {
+      await server.dispose();
+    }
+  });
 });
 
 // Runs on both databases: the same input gets the same answer whichever one is behind the service.

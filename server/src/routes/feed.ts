@@ -29,6 +29,14 @@ const FeedQuery = Type.Object({
   fields: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 50 })),
 });
 
+/**
+ * The columns of a whole Message (and of its embedded objects' lookup), named. PostgreSQL prepares
+ * the page's query once per connection (db.prepared), and a prepared `select *` fails at every
+ * use ("cached plan must not change result type") once a column is added to messages, as a
+ * process of the next version does when it migrates at start while this one still serves.
+ */
+const EVERY_COLUMN = [...new Set(['id', ...Object.values(MESSAGE_COLUMNS)])].map((c) => `"${c}"`).join(', ');
+
 /** The projection's field names, or undefined for the whole Message (no `fields`, or nothing named). */
 export function projection(value: string[] | undefined): Set<string> | undefined {
   const names = value?.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
@@ -223,7 +231,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const offset = q.page * q.limit;
     // With a projection, only the columns of the named fields (a page's rows are most of its cost).
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
-    const columns = fields ? [...new Set(['id', ...[...fields].flatMap((f) => (Object.hasOwn(MESSAGE_COLUMNS, f) ? MESSAGE_COLUMNS[f]! : []))])].map((c) => `"${c}"`).join(', ') : '*';
+    // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
+    const columns = fields ? [...new Set(['id', ...[...fields].flatMap((f) => (Object.hasOwn(MESSAGE_COLUMNS, f) ? MESSAGE_COLUMNS[f]! : []))])].map((c) => `"${c}"`).join(', ') : EVERY_COLUMN;
     const rows = await run<MessageRow>(`select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, q.limit, offset]);
     // A short page ends the list, so it tells the total by itself; else the kept counts tell it
     // when they can (SQLite, no other filter than one of read and seen); otherwise count.
