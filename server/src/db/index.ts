@@ -35,7 +35,8 @@ export interface Db {
    * a second unnamed, 16,872 and 17,106 named; cached feed pages as the elements ask 6,506 and 6,964,
    * then 12,161 and 12,507.
    * Undefined on SQLite, and with NOTIF_PG_PREPARED=0 (a pooler that cannot keep them: PgBouncer in
-   * transaction mode before 1.21).
+   * transaction mode without max_prepared_statements, which versions before 1.21 lack and 1.21 sets
+   * to 0 by default).
    */
   prepared?<R>(text: string, params: readonly unknown[]): Promise<R[]>;
   /** Why the database cannot serve (unreachable, its file gone, migrations of this version missing); null when it can. */
