@@ -30,8 +30,9 @@ export interface Db {
    * PostgreSQL: runs a read (`$1` placeholders) outside any transaction as a named statement, which
    * each connection parses and plans once, for the first PREPARED_TEXTS texts it is given; later
    * texts run unnamed (every connection keeps each named one: the bound keeps a stream of new
-   * shapes from growing the database's memory). For the hot reads (the feed's versions, the unseen
-   * count, a page's rows): bench:server on PostgreSQL, alternating, unseen counts 9,166 and 10,106
+   * shapes from growing the database's memory). Callers give it texts of a few fixed shapes only
+   * (routes/feed.ts, `fixed`), so no client can take the names from the hot reads (the feed's
+   * versions, the unseen count, a page's rows without projection or filter): bench:server on PostgreSQL, alternating, unseen counts 9,166 and 10,106
    * a second unnamed, 16,872 and 17,106 named; cached feed pages as the elements ask 6,506 and 6,964,
    * then 12,161 and 12,507.
    * Undefined on SQLite, and with NOTIF_PG_PREPARED=0 (a pooler that cannot keep them: PgBouncer in

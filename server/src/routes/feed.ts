@@ -204,7 +204,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     if (cache) {
       const tenant = request.tenant;
       const id = await internalId(tenant, request.params.subscriberId);
-      const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId]);
+      const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId], true);
       if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', id);
       if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', tenant.environmentId);
       key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, q.payload ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
@@ -233,7 +233,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
     const columns = fields ? [...new Set(['id', ...[...fields].flatMap((f) => (Object.hasOwn(MESSAGE_COLUMNS, f) ? MESSAGE_COLUMNS[f]! : []))])].map((c) => `"${c}"`).join(', ') : EVERY_COLUMN;
-    const rows = await run<MessageRow>(`select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, q.limit, offset]);
+    const rows = await run<MessageRow>(`select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, q.limit, offset], !fields && !feeds && !filter);
     // A short page ends the list, so it tells the total by itself; else the kept counts tell it
     // when they can (SQLite, no other filter than one of read and seen); otherwise count.
     let totalCount: number;
@@ -245,7 +245,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
       const off = q.read !== undefined ? kept.unread : kept.unseen;
       totalCount = flag === undefined ? kept.total : flag ? kept.total - off : off;
     } else {
-      totalCount = Number((await run<{ count: number | string }>(`select count(*) as "count" ${where}`, params))[0]!.count);
+      totalCount = Number((await run<{ count: number | string }>(`select count(*) as "count" ${where}`, params, !feeds && !filter))[0]!.count);
     }
     const views =
       embedSubscriber || fields.has('template')
@@ -281,13 +281,18 @@ export function feedRoutes(app: App, ctx: AppContext) {
     }
   };
 
-  /** Runs SQL written with `?` placeholders (PostgreSQL's $1, $2... put in their place). */
-  const run = async <R>(text: string, params: readonly unknown[]): Promise<R[]> => {
+  /**
+   * Runs SQL written with `?` placeholders (PostgreSQL's $1, $2... put in their place). `fixed`: a
+   * text of a few shapes the client cannot multiply, run on PostgreSQL as a named statement
+   * (db.prepared); a projection, feed identifiers or a payload filter make shapes without end, and
+   * a client sending new ones would take the named slots from the hot reads.
+   */
+  const run = async <R>(text: string, params: readonly unknown[], fixed = false): Promise<R[]> => {
     const now = db.readNow?.<R>(text, params);
     if (now) return now;
     let n = 0;
     const query = db.dialect == 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
-    if (db.prepared) return db.prepared<R>(query, params);
+    if (fixed && db.prepared) return db.prepared<R>(query, params);
     return (await k.executeQuery<R>(CompiledQuery.raw(query, params as unknown[]))).rows;
   };
 
@@ -305,7 +310,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const subscriberId = await internalId(request.tenant, request.params.subscriberId);
     const kept = await counts(subscriberId);
     if (kept) return { count: Math.min(request.query.seen ? kept.total - kept.unseen : kept.unseen, request.query.limit) };
-    const [row] = await run<{ count: number | string }>(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit]);
+    const [row] = await run<{ count: number | string }>(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit], true);
     return { count: Number(row!.count) };
   });
 }
