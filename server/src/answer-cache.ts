@@ -67,8 +67,6 @@ const OVERHEAD = 200;
 export class AnswerCache {
   #holdings = new Map<string, Holding>();
   #bytes = 0;
-  #entries = 0;
-  #shared = 0;
   hits = 0;
   misses = 0;
 
@@ -103,12 +101,11 @@ export class AnswerCache {
     const layout = answer.layout?.map((part) => {
       if (typeof part == 'number') return part;
       let kept = own.shared.get(part.text);
-      if (!kept) own.shared.set(part.text, (kept = { ...part, answers: 0 })), this.#count(own, sharedSize(kept)), this.#shared++;
+      if (!kept) own.shared.set(part.text, (kept = { ...part, answers: 0 })), this.#count(own, sharedSize(kept));
       kept.answers++;
       return kept;
     });
     own.entries.set(key, layout ? { ...answer, layout } : answer);
-    this.#entries++;
     this.#count(own, sizeOf(key, answer));
     // Room: from its own environment past its share, else from the one holding the most (see above).
     while (this.#bytes > this.maxBytes) {
@@ -130,16 +127,18 @@ export class AnswerCache {
     const answer = holding.entries.get(key);
     if (!answer) return;
     holding.entries.delete(key);
-    this.#entries--;
     this.#count(holding, -sizeOf(key, answer));
     for (const part of answer.layout ?? []) {
-      if (typeof part != 'number' && !--part.answers) holding.shared.delete(part.text), this.#count(holding, -sharedSize(part)), this.#shared--;
+      if (typeof part != 'number' && !--part.answers) holding.shared.delete(part.text), this.#count(holding, -sharedSize(part));
     }
     if (!holding.entries.size) this.#holdings.delete(holding.environment);
   }
 
   get stats() {
-    return { entries: this.#entries, shared: this.#shared, environments: this.#holdings.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
+    let entries = 0;
+    let shared = 0;
+    for (const holding of this.#holdings.values()) (entries += holding.entries.size), (shared += holding.shared.size);
+    return { entries, shared, environments: this.#holdings.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
   }
 }
 

@@ -23,6 +23,8 @@ export const notFound = (what: string, id?: string) =>
   new HttpError(404, id === undefined ? `${what} not found` : `${what} '${id}' not found`);
 export const conflict = (message: string) => new HttpError(409, message);
 export const unprocessable = (message: string, errors?: FieldErrors) => new HttpError(422, message, errors);
+/** 422 for one field: its message is the field's name and `problem`, its value not echoed. */
+export const fieldProblem = (field: string, problem: string) => unprocessable(`${field} ${problem}`, { [field]: { messages: [problem], value: null } });
 
 export function errorBody(statusCode: number, message: string, path: string, extra?: Record<string, unknown>) {
   return {

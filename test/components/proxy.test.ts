@@ -7,6 +7,17 @@ import { api, createWorkflow, subscriberHash, testServer, triggerMany, uniqueId,
 // The production path: the page holds no API key. <notif-bell> talks to the proxy on its own origin
 // (server/src/proxy.ts, mounted by web-test-runner.config.mjs at /notif) with a subscriber hash.
 
+/** A bell on `subscriberId` through the proxy, with the hash of `hashOf` and no key. */
+async function proxiedBell(subscriberId: string, hashOf: string) {
+  const { proxyPath } = await testServer();
+  const el = await fixture<NotifBell>(html`<notif-bell
+    base-url=${proxyPath}
+    subscriber-id=${subscriberId}
+    subscriber-hash=${await subscriberHash(hashOf)}
+  ></notif-bell>`);
+  return { el, bell: new BellHarness(el) };
+}
+
 describe('through the proxy, without a key in the page', () => {
   let workflowId: string;
   let restoreVisibility: () => void;
@@ -26,13 +37,7 @@ describe('through the proxy, without a key in the page', () => {
       const client = await api();
       await client.createSubscriber({ subscriberId: sub });
       await triggerMany(workflowId, sub, 3);
-      const { proxyPath } = await testServer();
-      const el = await fixture<NotifBell>(html`<notif-bell
-        base-url=${proxyPath}
-        subscriber-id=${sub}
-        subscriber-hash=${await subscriberHash(sub)}
-      ></notif-bell>`);
-      const bell = new BellHarness(el);
+      const { el, bell } = await proxiedBell(sub, sub);
       await waitFor(() => bell.badge === '3', 'badge 3 through the proxy');
       expect(el.outerHTML).not.to.contain('api-key');
       await bell.open();
@@ -45,13 +50,7 @@ describe('through the proxy, without a key in the page', () => {
     const mine = await uniqueSubscriber();
     const theirs = await uniqueSubscriber();
     await triggerMany(workflowId, theirs, 2);
-    const { proxyPath } = await testServer();
-    const el = await fixture<NotifBell>(html`<notif-bell
-      base-url=${proxyPath}
-      subscriber-id=${theirs}
-      subscriber-hash=${await subscriberHash(mine)}
-    ></notif-bell>`);
-    const bell = new BellHarness(el);
+    const { bell } = await proxiedBell(theirs, mine);
     await new Promise((r) => setTimeout(r, 500));
     expect(bell.badge).to.equal(null);
     await bell.open();

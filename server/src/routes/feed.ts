@@ -35,7 +35,12 @@ const FeedQuery = Type.Object({
  * use ("cached plan must not change result type") once a column is added to messages, as a
  * process of the next version does when it migrates at start while this one still serves.
  */
-const EVERY_COLUMN = [...new Set(['id', ...Object.values(MESSAGE_COLUMNS)])].map((c) => `"${c}"`).join(', ');
+const EVERY_COLUMN = columnList(Object.values(MESSAGE_COLUMNS));
+
+/** The select list of `columns`, `id` first, each once, quoted. */
+function columnList(columns: Iterable<string>): string {
+  return [...new Set(['id', ...columns])].map((c) => `"${c}"`).join(', ');
+}
 
 /** The projection's field names, or undefined for the whole Message (no `fields`, or nothing named). */
 export function projection(value: string[] | undefined): Set<string> | undefined {
@@ -232,7 +237,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     // With a projection, only the columns of the named fields (a page's rows are most of its cost).
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
-    const columns = fields ? [...new Set(['id', ...[...fields].flatMap((f) => (Object.hasOwn(MESSAGE_COLUMNS, f) ? MESSAGE_COLUMNS[f]! : []))])].map((c) => `"${c}"`).join(', ') : EVERY_COLUMN;
+    const columns = fields ? columnList([...fields].flatMap((f) => (Object.hasOwn(MESSAGE_COLUMNS, f) ? MESSAGE_COLUMNS[f]! : []))) : EVERY_COLUMN;
     const rows = await run<MessageRow>(`select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, q.limit, offset], !fields && !feeds && !filter);
     // A short page ends the list, so it tells the total by itself; else the kept counts tell it
     // when they can (SQLite, no other filter than one of read and seen); otherwise count.

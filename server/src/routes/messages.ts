@@ -3,7 +3,7 @@ import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { App, AppContext } from '../app.ts';
 import type { Database } from '../db/schema.ts';
 import type { Store } from '../engine/types.ts';
-import { notFound, unprocessable } from '../errors.ts';
+import { fieldProblem, notFound } from '../errors.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
@@ -157,7 +157,7 @@ export function messageRoutes(app: App, ctx: AppContext) {
       const bytes = Buffer.byteLength(JSON.stringify(request.body.payload ?? {}));
       if (bytes > MAX_ACTION_PAYLOAD_BYTES) {
         const problem = `must be at most ${MAX_ACTION_PAYLOAD_BYTES} bytes of JSON (it is ${bytes})`;
-        throw unprocessable(`payload ${problem}`, { payload: { messages: [problem], value: null } });
+        throw fieldProblem('payload', problem);
       }
       const subscriber = await findSubscriber(db, request.tenant, request.params.subscriberId);
       const row = await k

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { App, AppContext } from '../app.ts';
 import type { Database } from '../db/schema.ts';
-import { badRequest, conflict, errorMessage, HttpError, notFound, unprocessable, type FieldErrors } from '../errors.ts';
+import { badRequest, conflict, errorMessage, fieldProblem, HttpError, notFound, type FieldErrors } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { newSubscriberRow } from '../engine/subscribers.ts';
@@ -181,7 +181,7 @@ export function subscriberRoutes(app: App, ctx: AppContext) {
           // (A change that shrinks what a subscriber holds is let through, even past the cap.)
           if (bytes > MAX_CHANNELS_BYTES && bytes > Buffer.byteLength(row.channels || '[]')) {
             const problem = `would make the subscriber's credentials ${bytes} bytes of JSON; at most ${MAX_CHANNELS_BYTES} bytes (PUT replaces an entry's device tokens)`;
-            throw unprocessable(`credentials ${problem}`, { credentials: { messages: [problem], value: null } });
+            throw fieldProblem('credentials', problem);
           }
           const updated = await k
             .updateTable('subscribers')
