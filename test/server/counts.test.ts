@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, sqlOn, type TestServer } from './helpers.ts';
+import { KEYS, startServer, sqlOn, type TestServer } from './helpers.ts';
 import { allMessages, getFeed, inAppWorkflow, triggerEvent, unseenCount } from './fixtures.ts';
 
 // The unseen count and the feed's totalCount stay exact under concurrent writes of every kind. On
@@ -110,6 +110,55 @@ describe('counts: exact under concurrent writes', () => {
     assert.deepEqual(
       kept.map((k) => ({ id: k.id, total: k.total, unseen: k.unseen, unread: k.unread })),
       await Promise.all(SUBSCRIBERS.map(async (s) => ({ id: s, ...(await counted(server, s)) }))),
+    );
+  });
+});
+
+// On PostgreSQL the counts and the feed's versions of requests that arrive together are read in
+// one statement (server/src/batched.ts, routes/feed.ts): each answer must still be its own.
+describe('counts: asked all at once, each answer is its own', () => {
+  let server: TestServer;
+  const N = 8;
+  const twin = (i: number) => `together-${i}`;
+  /** Environment a: subscriber i has i + 1 messages; environment b: N - i. Odd ones saw their newest. */
+  const expected = (key: string, i: number) => {
+    const total = key == KEYS.a ? i + 1 : N - i;
+    return { total, unseen: total - (i % 2) };
+  };
+  before(async () => {
+    server = await startServer();
+    for (const key of [KEYS.a, KEYS.b]) {
+      await inAppWorkflow(server, 'together', { body: 'Body {{payload.n}}' }, key);
+      for (let n = 0; n < N; n++) {
+        const to = Array.from({ length: N }, (_, i) => i).filter((i) => expected(key, i).total > n);
+        await triggerEvent(server, { name: 'together', to: to.map(twin), payload: { n } }, key);
+      }
+      for (let i = 1; i < N; i += 2) {
+        const [newest] = (await getFeed(server, twin(i), { limit: 1 }, key)).data;
+        const r = await server.post(`/v1/subscribers/${twin(i)}/messages/mark-as`, { messageId: newest._id, markAs: 'seen' }, { key });
+        assert.ok(r.status < 300, JSON.stringify(r.body));
+      }
+    }
+  });
+  after(() => server.dispose());
+
+  it('unseen and seen counts, capped or not, and pages of both environments, asked at once', async () => {
+    const asks: { what: string; want: number; got: Promise<number> }[] = [];
+    for (let round = 0; round < 3; round++)
+      for (const key of [KEYS.a, KEYS.b])
+        for (let i = 0; i < N; i++) {
+          const { total, unseen } = expected(key, i);
+          const ask = (what: string, want: number, got: Promise<number>) => asks.push({ what: `${key} ${twin(i)} ${what}`, want, got });
+          ask('unseen', unseen, unseenCount(server, twin(i), {}, key));
+          ask('unseen, limit 3', Math.min(3, unseen), unseenCount(server, twin(i), { limit: 3 }, key));
+          ask('seen', total - unseen, unseenCount(server, twin(i), { seen: true }, key));
+          ask('feed totalCount', total, getFeed(server, twin(i), { limit: 1 }, key).then((b) => b.totalCount));
+          ask('feed first message', total - 1, getFeed(server, twin(i), { limit: 1 }, key).then((b) => Number(/\d+/.exec(b.data[0].content[0].content)![0])));
+        }
+    const got = await Promise.all(asks.map((a) => a.got));
+    assert.deepEqual(
+      asks.map((a, j) => `${a.what}: ${got[j]}`),
+      asks.map((a) => `${a.what}: ${a.want}`),
     );
   });
 });

@@ -13,6 +13,7 @@ import { MESSAGE_COLUMNS, messageView, type MessageRow } from '../views.ts';
 import { makeAnswer, sendAnswer } from '../answer-cache.ts';
 import { chooseEncoding } from '../compress.ts';
 import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
+import { batched } from '../batched.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
@@ -95,6 +96,14 @@ const UnseenQuery = Type.Object({
   seen: Type.Boolean({ default: false }),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
 });
+
+/** What a feed answer is kept under (the answer cache): its inbox's and templates' versions; on PostgreSQL, with how many change rows each sum read. */
+interface Versions {
+  inbox: number | null;
+  templates: number | null;
+  inboxRows?: number;
+  templateRows?: number;
+}
 
 /** A subscriber's in-app messages: how many, how many unseen, how many unread. */
 interface InboxCounts {
@@ -209,7 +218,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     if (cache) {
       const tenant = request.tenant;
       const id = await internalId(tenant, request.params.subscriberId);
-      const [version] = await run<{ inbox: number | null; templates: number | null; inboxRows?: number; templateRows?: number }>(versionSql, [id, tenant.environmentId], true);
+      const version = versionsOf ? await versionsOf([id, tenant.environmentId]) : (await run<Versions>(versionSql, [id, tenant.environmentId]))[0];
       if (version!.inboxRows! > MAX_CHANGE_ROWS) void fold('inbox_changes', id);
       if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', tenant.environmentId);
       key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, q.payload ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
@@ -264,13 +273,29 @@ export function feedRoutes(app: App, ctx: AppContext) {
 
   // The versions an answer of the feed is kept under: the subscriber's inbox, the environment's
   // templates (migration 0008). SQLite: a row each, kept by triggers. PostgreSQL: sums of change
-  // rows, with how many rows each sum read.
-  const versionSql =
-    db.dialect == 'sqlite'
-      ? `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`
-      : `with i as (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = ?),
-           t as (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = ?)
-         select i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from i, t`;
+  // rows, with how many rows each sum read (versionsOf, below).
+  const versionSql = `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`;
+
+  // PostgreSQL: the two reads a request of the hot paths makes (a page's versions, the unseen
+  // count), for every request that reached them in one turn of the event loop, are one statement
+  // (batched.ts): under load one round trip answers many requests; a request alone waits for
+  // nothing. Each request's read still starts after it arrived, so it sees every write answered
+  // before it was sent. (SQLite reads in the process, at once: nothing to batch.)
+  const many = <K extends unknown[], V>(text: string) =>
+    batched<K, V>(async (keys) => {
+      const rows = await run<V & { n: number }>(text, keys[0]!.map((_, column) => keys.map((key) => key[column])), true);
+      const found: V[] = [];
+      for (const { n, ...row } of rows) found[n - 1] = row as V;
+      return found;
+    }, 2);
+  const versionsOf =
+    db.dialect == 'postgres'
+      ? many<[subscriberId: string, environmentId: string], Versions>(
+          `select k.n, i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from unnest(?::text[], ?::text[]) with ordinality as k(s, e, n)
+             cross join lateral (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = k.s) as i
+             cross join lateral (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = k.e) as t`,
+        )
+      : undefined;
 
   /** PostgreSQL: folds a subscriber's (or an environment's) change rows as they pile up (db/change-rows.ts), one fold at a time each. */
   const folding = new Set<string>();
@@ -308,14 +333,19 @@ export function feedRoutes(app: App, ctx: AppContext) {
 
   // 13. The unseen (or, with seen=true, seen) count, capped at `limit`. Every open inbox asks for
   // it: on SQLite one row of kept counts; on PostgreSQL one indexed count capped by a bounded
-  // subquery. Their SQL is written once (no query builder per request).
-  const unseenSql = `select count(*) as "count" from (select 1 from "messages" where "subscriber_id" = ? and "channel" = 'in_app' and "seen" = ? limit ?) as "capped"`;
+  // subquery, batched (above).
+  const unseenOf =
+    db.dialect == 'postgres'
+      ? many<[subscriberId: string, seen: number, limit: number], { count: number }>(
+          `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.s and "channel" = 'in_app' and "seen" = k.seen limit k.cap) as "capped") as "count"
+             from unnest(?::text[], ?::int[], ?::int[]) with ordinality as k(s, seen, cap, n)`,
+        )
+      : undefined;
 
   app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
     const subscriberId = await internalId(request.tenant, request.params.subscriberId);
     const kept = await counts(subscriberId);
     if (kept) return { count: Math.min(request.query.seen ? kept.total - kept.unseen : kept.unseen, request.query.limit) };
-    const [row] = await run<{ count: number | string }>(unseenSql, [subscriberId, request.query.seen ? 1 : 0, request.query.limit], true);
-    return { count: Number(row!.count) };
+    return unseenOf!([subscriberId, request.query.seen ? 1 : 0, request.query.limit]);
   });
 }

@@ -8,6 +8,7 @@ import type { MessageRow } from '../views.ts';
 import { errorBody } from '../errors.ts';
 import { send, sseJson, StreamSlots } from '../stream-limits.ts';
 import { secretsFor } from '../secrets.ts';
+import { batched } from '../batched.ts';
 
 // Extension: GET /v1/subscribers/{subscriberId}/notifications/stream, Server-Sent Events.
 // One kind of event (no `event:` line), its `data:` one line of JSON that carries everything the
@@ -202,28 +203,4 @@ export function streamRoutes(app: App, ctx: AppContext) {
     });
     await chain;
   });
-}
-
-/**
- * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 1,000
- * at a time) and answers each in order.
- */
-function batched<K, V>(load: (keys: K[]) => Promise<V[]>): (key: K) => Promise<V> {
-  let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
-  const flush = () => {
-    const all = waiting;
-    waiting = [];
-    for (let i = 0; i < all.length; i += 1000) {
-      const part = all.slice(i, i + 1000);
-      load(part.map((w) => w.key)).then(
-        (values) => part.forEach((w, j) => w.resolve(values[j]!)),
-        (err) => part.forEach((w) => w.reject(err)),
-      );
-    }
-  };
-  return (key) =>
-    new Promise<V>((resolve, reject) => {
-      if (waiting.length === 0) setImmediate(flush);
-      waiting.push({ key, resolve, reject });
-    });
 }

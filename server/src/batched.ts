@@ -1,0 +1,32 @@
+/**
+ * Calls made in one turn of the event loop, loaded together: `load` gets their keys (at most 1,000
+ * at a time) and answers each in order. With `inFlight`, at most that many loads run at once, and
+ * calls made meanwhile wait for one to end and go together in the next: the busier the process,
+ * the more each load answers (one round trip for many calls), while a call alone waits for nothing.
+ */
+export function batched<K, V>(load: (keys: K[]) => Promise<V[]>, inFlight = Infinity): (key: K) => Promise<V> {
+  let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
+  let running = 0;
+  let queued = false;
+  const flush = () => {
+    queued = false;
+    while (waiting.length && running < inFlight) {
+      const part = waiting.splice(0, 1000);
+      running++;
+      load(part.map((w) => w.key))
+        .then(
+          (values) => part.forEach((w, j) => w.resolve(values[j]!)),
+          (err) => part.forEach((w) => w.reject(err)),
+        )
+        .finally(() => {
+          running--;
+          if (waiting.length && !queued) (queued = true), setImmediate(flush);
+        });
+    }
+  };
+  return (key) =>
+    new Promise<V>((resolve, reject) => {
+      if (!queued && running < inFlight) (queued = true), setImmediate(flush);
+      waiting.push({ key, resolve, reject });
+    });
+}

@@ -1,0 +1,107 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setImmediate } from 'node:timers/promises';
+import { batched } from '../../server/src/batched.ts';
+
+/** A few turns of the event loop: a load's end settles, and the next load it lets start starts. */
+const turn = async () => {
+  for (let i = 0; i < 3; i++) await setImmediate();
+};
+
+/** A load that records each call's keys and answers when told (its ends, in order). */
+function recorder<K>(answer: (key: K) => unknown = (key) => `v${key}`) {
+  const loads: K[][] = [];
+  const ends: ((fail?: Error) => void)[] = [];
+  let running = 0;
+  let most = 0;
+  const load = (keys: K[]) => {
+    loads.push(keys);
+    most = Math.max(most, ++running);
+    return new Promise<unknown[]>((resolve, reject) =>
+      ends.push((fail) => (running--, fail ? reject(fail) : resolve(keys.map(answer)))),
+    );
+  };
+  return { load, loads, ends, most: () => most };
+}
+
+describe('batched', () => {
+  it('calls of one turn are one load, each answered with its own value', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load);
+    const answers = Promise.all([1, 2, 3].map(get));
+    await turn();
+    assert.deepEqual(r.loads, [[1, 2, 3]]);
+    r.ends[0]!();
+    assert.deepEqual(await answers, ['v1', 'v2', 'v3']);
+  });
+
+  it('a call alone waits for nothing but the turn', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load, 1);
+    const one = get(7);
+    await turn();
+    assert.deepEqual(r.loads, [[7]]);
+    r.ends[0]!();
+    assert.equal(await one, 'v7');
+  });
+
+  it('with inFlight 1, calls made while a load runs wait, then go together in the next', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load, 1);
+    const first = get(1);
+    await turn();
+    const later = [get(2), get(3)];
+    await turn();
+    const last = get(4);
+    await turn();
+    assert.deepEqual(r.loads, [[1]], 'nothing more starts while one load runs');
+    r.ends[0]!();
+    assert.equal(await first, 'v1');
+    await turn();
+    assert.deepEqual(r.loads, [[1], [2, 3, 4]]);
+    r.ends[1]!();
+    assert.deepEqual(await Promise.all([...later, last]), ['v2', 'v3', 'v4']);
+    assert.equal(r.most(), 1);
+  });
+
+  it('with inFlight 2, two loads run at once and no third', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load, 2);
+    const all: Promise<unknown>[] = [];
+    for (let i = 0; i < 4; i++) {
+      all.push(get(i));
+      await turn();
+    }
+    assert.deepEqual(r.loads, [[0], [1]]);
+    r.ends[1]!();
+    await turn();
+    assert.deepEqual(r.loads, [[0], [1], [2, 3]]);
+    r.ends[0]!();
+    r.ends[2]!();
+    assert.deepEqual(await Promise.all(all), ['v0', 'v1', 'v2', 'v3']);
+    assert.equal(r.most(), 2);
+  });
+
+  it('a failed load rejects each of its calls, and the next load still runs', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load, 1);
+    const failing = [get(1), get(2)].map((p) => p.then(() => 'answered', (e: Error) => e.message));
+    await turn();
+    const next = get(3);
+    r.ends[0]!(new Error('gone'));
+    assert.deepEqual(await Promise.all(failing), ['gone', 'gone']);
+    await turn();
+    r.ends[1]!();
+    assert.equal(await next, 'v3');
+  });
+
+  it('at most 1,000 keys a load', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load);
+    const answers = Promise.all(Array.from({ length: 2500 }, (_, i) => get(i)));
+    await turn();
+    assert.deepEqual(r.loads.map((keys) => [keys.length, keys[0]]), [[1000, 0], [1000, 1000], [500, 2000]]);
+    r.ends.forEach((end) => end());
+    assert.equal((await answers)[2499], 'v2499');
+  });
+});
