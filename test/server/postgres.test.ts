@@ -221,6 +221,33 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
       await server.dispose();
     }
   });
+
+  it('a column the named reads return changing type under the running service leaves every hot read answered', async () => {
+    // A next version's migration may change a column's type. Every connection that prepared a
+    // statement returning it then fails it ("cached plan must not change result type", 0A000):
+    // the service prepares it again under a new name.
+    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
+    try {
+      await inAppWorkflow(server, 'changed-type', { subject: 'S {{payload.i}}', body: 'B' });
+      await triggerEvent(server, { name: 'changed-type', to: 'retyped', payload: { i: 1 } });
+      const reads = () =>
+        Promise.all(
+          Array.from({ length: 10 }, () => [server.get('/v1/subscribers/retyped/notifications/feed'), server.get('/v1/subscribers/retyped/notifications/unseen')]).flat(),
+        );
+      const before = await reads();
+      assert.deepEqual(new Set(before.map((r) => r.status)), new Set([200]));
+      // A column the unprojected page returns: text to varchar.
+      await withClient(server.dbPath, (c) => c.query('ALTER TABLE messages ALTER COLUMN subject TYPE varchar(2000)'));
+      const after = await reads();
+      assert.deepEqual(
+        after.map((r) => [r.status, r.body.data ?? r.body.count]),
+        before.map((r) => [200, r.body.data ?? r.body.count]),
+      );
+      assert.equal(after[0]!.body.data[0].subject, 'S 1');
+    } finally {
+      await server.dispose();
+    }
+  });
 });
 
 // Runs on both databases: the same input gets the same answer whichever one is behind the service.

@@ -117,10 +117,23 @@ async function openPostgres(url: string): Promise<Db> {
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const changes = new ChangeBus(url);
   const names = new Map<string, string>();
+  let renamed = 0;
   const prepared = async <R>(text: string, values: readonly unknown[]): Promise<R[]> => {
     let name = names.get(text);
     if (!name && names.size < PREPARED_TEXTS) names.set(text, (name = `notif_${names.size}`));
-    return (await pool.query({ text, values: values as unknown[], ...(name && { name }) })).rows as R[];
+    const run = async (name?: string) => (await pool.query({ text, values: values as unknown[], ...(name && { name }) })).rows as R[];
+    try {
+      return await run(name);
+    } catch (err) {
+      // A column a named statement reads changed type (another version migrating, a rolling
+      // deploy): every connection that prepared it now fails it ("cached plan must not change
+      // result type") until the process ends. The text gets a new name, prepared again as each
+      // connection meets it (the old one stays behind, unused), and this read runs once more;
+      // past PREPARED_TEXTS renames, unnamed (renames are not left to grow without end).
+      if (!name || (err as { code?: string }).code !== '0A000') throw err;
+      if (names.get(text) == name && renamed < PREPARED_TEXTS) names.set(text, `notif_${PREPARED_TEXTS + ++renamed}`);
+      return run(names.get(text) == name ? undefined : names.get(text));
+    }
   };
   return {
     kysely,
