@@ -281,9 +281,13 @@ export function feedRoutes(app: App, ctx: AppContext) {
   // (batched.ts): under load one round trip answers many requests; a request alone waits for
   // nothing. Each request's read still starts after it arrived, so it sees every write answered
   // before it was sent. (SQLite reads in the process, at once: nothing to batch.)
+  // The keys go in as one JSON array of tuples, read by jsonb_array_elements: its row estimate
+  // does not depend on the value, so PostgreSQL keeps one generic plan of the named statement.
+  // With arrays (unnest), whose length a custom plan knows, it planned every execution again:
+  // 130 µs a batch of six against 84 µs (pgbench, one connection).
   const many = <K extends unknown[], V>(text: string) =>
     batched<K, V>(async (keys) => {
-      const rows = await run<V & { n: number }>(text, keys[0]!.map((_, column) => keys.map((key) => key[column])), true);
+      const rows = await run<V & { n: number }>(text, [JSON.stringify(keys)], true);
       const found: V[] = [];
       for (const { n, ...row } of rows) found[n - 1] = row as V;
       return found;
@@ -291,9 +295,9 @@ export function feedRoutes(app: App, ctx: AppContext) {
   const versionsOf =
     db.dialect == 'postgres'
       ? many<[subscriberId: string, environmentId: string], Versions>(
-          `select k.n, i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from unnest(?::text[], ?::text[]) with ordinality as k(s, e, n)
-             cross join lateral (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = k.s) as i
-             cross join lateral (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = k.e) as t`,
+          `select k.n, i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)
+             cross join lateral (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = k.v ->> 0) as i
+             cross join lateral (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = k.v ->> 1) as t`,
         )
       : undefined;
 
@@ -337,8 +341,8 @@ export function feedRoutes(app: App, ctx: AppContext) {
   const unseenOf =
     db.dialect == 'postgres'
       ? many<[subscriberId: string, seen: number, limit: number], { count: number }>(
-          `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.s and "channel" = 'in_app' and "seen" = k.seen limit k.cap) as "capped") as "count"
-             from unnest(?::text[], ?::int[], ?::int[]) with ordinality as k(s, seen, cap, n)`,
+          `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.v ->> 0 and "channel" = 'in_app' and "seen" = (k.v ->> 1)::int limit (k.v ->> 2)::int) as "capped") as "count"
+             from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)`,
         )
       : undefined;
 
