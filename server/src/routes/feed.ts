@@ -284,14 +284,17 @@ export function feedRoutes(app: App, ctx: AppContext) {
   // The keys go in as one JSON array of tuples, read by jsonb_array_elements: its row estimate
   // does not depend on the value, so PostgreSQL keeps one generic plan of the named statement.
   // With arrays (unnest), whose length a custom plan knows, it planned every execution again:
-  // 130 µs a batch of six against 84 µs (pgbench, one connection).
+  // 130 µs a batch of six against 84 µs (pgbench, one connection). One statement of each in
+  // flight at a time: the requests that arrive meanwhile make the next one larger (bench:server,
+  // unseen count, alternating: 25,865 and 26,342 req/s with one, 23,943 and 24,514 with two); a
+  // batch is short index reads, so what waits behind it waits for one round trip.
   const many = <K extends unknown[], V>(text: string) =>
     batched<K, V>(async (keys) => {
       const rows = await run<V & { n: number }>(text, [JSON.stringify(keys)], true);
       const found: V[] = [];
       for (const { n, ...row } of rows) found[n - 1] = row as V;
       return found;
-    }, 2);
+    }, 1);
   const versionsOf =
     db.dialect == 'postgres'
       ? many<[subscriberId: string, environmentId: string], Versions>(
