@@ -143,9 +143,13 @@ function setTheme(dark: boolean) {
 
 async function main() {
   config = (await (await fetch('/demo-config.json')).json()) as PlaygroundConfig;
-  for (const s of config.subscribers) {
-    subscriberSelect.append(option(s.subscriberId, s.name));
-    recipientSelect.append(option(s.subscriberId, s.name));
+  // The every-state page's subscribers (state-*, made by it through the API) come last, in a group
+  // of their own, after the seeded people.
+  for (const select of [subscriberSelect, recipientSelect]) {
+    const states = document.createElement('optgroup');
+    states.label = 'Every-state page';
+    for (const s of config.subscribers) (s.subscriberId.startsWith('state-') ? states : select).append(option(s.subscriberId, s.name));
+    if (states.childElementCount) select.append(states);
   }
   for (const w of config.workflows) workflowSelect.append(option(w.workflowId, w.name));
   const wanted = new URL(location.href).searchParams.get('subscriber');

@@ -121,3 +121,20 @@ test('the custom-render state shows all four notes with their unread marks', { t
   assert.equal(await custom.locator('[part~="unread-dot"]').count(), 2, 'the unread marks stay');
   await card('Right to left').locator('notif-message').nth(2).waitFor({ timeout: 10_000 });
 });
+
+test('the playground lists the people it seeded first, and the every-state page\'s subscribers in a group of their own', { timeout: 60_000 }, async () => {
+  await page.goto(url);
+  await page.locator('html[data-states-ready]').waitFor({ timeout: 90_000 });
+  await page.goto(playground.url);
+  for (const picker of ['#subscriber', '#recipient']) {
+    await page.locator(`${picker} option`).first().waitFor({ state: 'attached' });
+    const values = (selector: string) => page.locator(selector).evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    const people = await values(`${picker} > option`);
+    assert.equal(people.length, 5, `${picker}: ${people.join(', ')}`);
+    assert.ok(people.every((id) => !id.startsWith('state-')), `${picker}: ${people.join(', ')}`);
+    assert.equal(await page.locator(`${picker} > optgroup`).getAttribute('label'), 'Every-state page');
+    const states = await values(`${picker} > optgroup > option`);
+    assert.ok(states.length >= 6 && states.every((id) => id.startsWith('state-')), `${picker}'s group: ${states.join(', ')}`);
+  }
+  assert.equal(await page.locator('#subscriber').inputValue(), await page.locator('#subscriber > option').first().getAttribute('value'));
+});
