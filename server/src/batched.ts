@@ -13,11 +13,11 @@ export function batched<K, V>(load: (keys: K[]) => Promise<V[]>, inFlight = Infi
     while (waiting.length && running < inFlight) {
       const part = waiting.splice(0, 1000);
       running++;
-      load(part.map((w) => w.key))
-        .then(
-          (values) => part.forEach((w, j) => w.resolve(values[j]!)),
-          (err) => part.forEach((w) => w.reject(err)),
-        )
+      // A load that throws before it returns, or answers what is not a list, fails its own calls:
+      // never the process (this runs in a setImmediate callback), never the loads after it.
+      new Promise<V[]>((resolve) => resolve(load(part.map((w) => w.key))))
+        .then((values) => part.forEach((w, j) => w.resolve(values[j]!)))
+        .catch((err: unknown) => part.forEach((w) => w.reject(err)))
         .finally(() => {
           running--;
           if (waiting.length && !queued) (queued = true), setImmediate(flush);

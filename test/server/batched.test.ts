@@ -105,3 +105,31 @@ describe('batched', () => {
     assert.equal((await answers)[2499], 'v2499');
   });
 });
+
+// A load that throws before it returns a promise, or answers with something that is not a list,
+// must fail its own calls and nothing else: the batcher must not take the process down (an
+// exception in its setImmediate callback, an unhandled rejection), nor stay counted as running,
+// which with inFlight 1 would leave every later call waiting for ever.
+describe('batched: a load that breaks its contract', () => {
+  it('a load that throws synchronously rejects its calls, and the next load still runs', async () => {
+    let calls = 0;
+    const get = batched(
+      (keys: number[]) => {
+        if (calls++ == 0) throw new Error('thrown');
+        return Promise.resolve(keys.map((key) => `v${key}`));
+      },
+      1,
+    );
+    const failing = [get(1), get(2)].map((p) => p.then(() => 'answered', (e: Error) => e.message));
+    assert.deepEqual(await Promise.all(failing), ['thrown', 'thrown']);
+    assert.equal(await get(3), 'v3');
+  });
+
+  it('a load that answers no list rejects its calls, and the next load still runs', async () => {
+    let calls = 0;
+    const get = batched(async (keys: number[]) => (calls++ == 0 ? (undefined as unknown as string[]) : keys.map((key) => `v${key}`)), 1);
+    const failing = [get(1), get(2)].map((p) => p.then(() => 'answered', () => 'rejected'));
+    assert.deepEqual(await Promise.all(failing), ['rejected', 'rejected']);
+    assert.equal(await get(3), 'v3');
+  });
+});
