@@ -126,10 +126,11 @@ async function openPostgres(url: string): Promise<Db> {
       return await run(name);
     } catch (err) {
       // A column a named statement reads changed type (another version migrating, a rolling
-      // deploy): every connection that prepared it now fails it ("cached plan must not change
-      // result type") until the process ends. The text gets a new name, prepared again as each
-      // connection meets it (the old one stays behind, unused), and this read runs once more;
-      // past PREPARED_TEXTS renames, unnamed (renames are not left to grow without end).
+      // deploy): every connection that prepared it fails it once ("cached plan must not change
+      // result type"; pool.query then closes that connection, and the pool opens a new one). The
+      // text gets a new name, prepared again as each connection meets it, and this read runs once
+      // more, so it cannot meet the old plan on another connection; past PREPARED_TEXTS renames,
+      // unnamed (renames are not left to grow without end).
       if (!name || (err as { code?: string }).code !== '0A000') throw err;
       if (names.get(text) == name && renamed < PREPARED_TEXTS) names.set(text, `notif_${PREPARED_TEXTS + ++renamed}`);
       return run(names.get(text) == name ? undefined : names.get(text));
