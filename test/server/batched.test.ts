@@ -133,3 +133,37 @@ describe('batched: a load that breaks its contract', () => {
     assert.equal(await get(3), 'v3');
   });
 });
+
+describe('batched: a load that hangs', () => {
+  it('stops holding its place after stallMs: the calls after it are loaded, its own still wait for it', async () => {
+    const r = recorder<number>();
+    const get = batched(r.load, 1, 50);
+    const stuck = get(1);
+    await turn();
+    const next = get(2);
+    await turn();
+    assert.deepEqual(r.loads, [[1]], 'within stallMs the next call waits');
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    await turn();
+    assert.deepEqual(r.loads, [[1], [2]], 'past stallMs the next call is loaded');
+    r.ends[1]!();
+    assert.equal(await next, 'v2');
+    let settled = false;
+    void stuck.then(() => (settled = true));
+    await turn();
+    assert.equal(settled, false, 'the hung load\'s own call still waits for it');
+    r.ends[0]!();
+    assert.equal(await stuck, 'v1');
+    // Its late end does not free a place twice: one load at a time still.
+    const more = [get(3), get(4)];
+    await turn();
+    const after = get(5);
+    await turn();
+    assert.deepEqual(r.loads.slice(2), [[3, 4]]);
+    r.ends[2]!();
+    await turn();
+    assert.deepEqual(r.loads.slice(2), [[3, 4], [5]]);
+    r.ends[3]!();
+    assert.deepEqual(await Promise.all([...more, after]), ['v3', 'v4', 'v5']);
+  });
+});
