@@ -7,7 +7,7 @@
  * connection gone silent) holds up its own calls, not every call after it.
  */
 export function batched<K, V>(load: (keys: K[]) => Promise<V[]>, inFlight = Infinity, stallMs = 1000): (key: K) => Promise<V> {
-  let waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
+  const waiting: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
   let running = 0;
   let queued = false;
   const flush = () => {
