@@ -200,53 +200,51 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
     }
   });
 
-  it('a column another version adds to messages (a rolling deploy migrating) leaves the running service\'s feed answered', async () => {
-    // Two migrations so far added a column to messages (job_key, seq). A process of the next
-    // version migrates at start while this one still serves: a prepared `select *` of messages
-    // then fails at every execution on every connection that prepared it ("cached plan must not
-    // change result type") until the process ends.
+  /**
+   * A service with the answer cache off serving one message ("S 1") to `subscriberId`; `alter` runs
+   * on its database between `reads` before and after (a next version migrating under it).
+   */
+  async function migratedUnder<T>(subscriberId: string, alter: string, reads: (server: TestServer) => Promise<T>) {
     const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
     try {
-      await inAppWorkflow(server, 'added-column', { subject: 'S {{payload.i}}', body: 'B' });
-      await triggerEvent(server, { name: 'added-column', to: 'widened', payload: { i: 1 } });
-      // Twenty at once: the page's query is prepared on several of the pool's connections.
-      const feed = () => server.get('/v1/subscribers/widened/notifications/feed');
-      const before = await Promise.all(Array.from({ length: 20 }, feed));
-      assert.deepEqual(before.map((r) => r.status), Array(20).fill(200));
-      assert.equal(before[0]!.body.data.length, 1);
-      await withClient(server.dbPath, (c) => c.query('ALTER TABLE messages ADD COLUMN next_version_note text'));
-      const after = await Promise.all(Array.from({ length: 20 }, feed));
-      assert.deepEqual(after.map((r) => [r.status, r.body.data]), Array(20).fill([200, before[0]!.body.data]));
+      await inAppWorkflow(server, 'migrated', { subject: 'S {{payload.i}}', body: 'B' });
+      await triggerEvent(server, { name: 'migrated', to: subscriberId, payload: { i: 1 } });
+      const before = await reads(server);
+      await withClient(server.dbPath, (c) => c.query(alter));
+      return { before, after: await reads(server) };
     } finally {
       await server.dispose();
     }
+  }
+
+  it('a column another version adds to messages (a rolling deploy migrating) leaves the running service\'s feed answered', async () => {
+    // Two migrations so far added a column to messages (job_key, seq). A process of the next
+    // version migrates at start while this one still serves: a prepared `select *` of messages
+    // then fails ("cached plan must not change result type") on each connection that prepared it.
+    // Twenty at once: the page's query is prepared on several of the pool's connections.
+    const { before, after } = await migratedUnder('widened', 'ALTER TABLE messages ADD COLUMN next_version_note text', (server) =>
+      Promise.all(Array.from({ length: 20 }, () => server.get('/v1/subscribers/widened/notifications/feed'))),
+    );
+    assert.deepEqual(before.map((r) => r.status), Array(20).fill(200));
+    assert.equal(before[0]!.body.data.length, 1);
+    assert.deepEqual(after.map((r) => [r.status, r.body.data]), Array(20).fill([200, before[0]!.body.data]));
   });
 
   it('a column the named reads return changing type under the running service leaves every hot read answered', async () => {
     // A next version's migration may change a column's type. Every connection that prepared a
     // statement returning it then fails it ("cached plan must not change result type", 0A000):
-    // the service prepares it again under a new name.
-    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
-    try {
-      await inAppWorkflow(server, 'changed-type', { subject: 'S {{payload.i}}', body: 'B' });
-      await triggerEvent(server, { name: 'changed-type', to: 'retyped', payload: { i: 1 } });
-      const reads = () =>
-        Promise.all(
-          Array.from({ length: 10 }, () => [server.get('/v1/subscribers/retyped/notifications/feed'), server.get('/v1/subscribers/retyped/notifications/unseen')]).flat(),
-        );
-      const before = await reads();
-      assert.deepEqual(new Set(before.map((r) => r.status)), new Set([200]));
-      // A column the unprojected page returns: text to varchar.
-      await withClient(server.dbPath, (c) => c.query('ALTER TABLE messages ALTER COLUMN subject TYPE varchar(2000)'));
-      const after = await reads();
-      assert.deepEqual(
-        after.map((r) => [r.status, r.body.data ?? r.body.count]),
-        before.map((r) => [200, r.body.data ?? r.body.count]),
-      );
-      assert.equal(after[0]!.body.data[0].subject, 'S 1');
-    } finally {
-      await server.dispose();
-    }
+    // the service prepares it again under a new name. A column the unprojected page returns: text to varchar.
+    const { before, after } = await migratedUnder('retyped', 'ALTER TABLE messages ALTER COLUMN subject TYPE varchar(2000)', (server) =>
+      Promise.all(
+        Array.from({ length: 10 }, () => [server.get('/v1/subscribers/retyped/notifications/feed'), server.get('/v1/subscribers/retyped/notifications/unseen')]).flat(),
+      ),
+    );
+    assert.deepEqual(new Set(before.map((r) => r.status)), new Set([200]));
+    assert.deepEqual(
+      after.map((r) => [r.status, r.body.data ?? r.body.count]),
+      before.map((r) => [200, r.body.data ?? r.body.count]),
+    );
+    assert.equal(after[0]!.body.data[0].subject, 'S 1');
   });
 });
 
