@@ -19,9 +19,16 @@ export interface Change {
 type Listener = (change: Change) => void;
 const CHANNEL = 'notif_changes';
 
+/**
+ * How often the LISTEN connection is asked a trivial query, and how long that query, the connect and
+ * the LISTEN may take (NOTIF_LISTEN_HEARTBEAT_MS, default 15 s). A connection gone silent never
+ * errors: only a question unanswered tells it, and until then this process hears no other's change.
+ */
+const HEARTBEAT_MS = Number(process.env.NOTIF_LISTEN_HEARTBEAT_MS) || 15_000;
+
 export class ChangeBus {
   #listeners = new Map<string, Set<Listener>>();
-  #pg?: { url: string; client?: import('pg').Client; ready?: Promise<void>; closed?: boolean; retry?: NodeJS.Timeout };
+  #pg?: { url: string; client?: import('pg').Client; ready?: Promise<void>; closed?: boolean; retry?: NodeJS.Timeout; beat?: NodeJS.Timeout };
 
   /** `postgresUrl`: changes cross processes through LISTEN/NOTIFY on that database. */
   constructor(postgresUrl?: string) {
@@ -85,15 +92,26 @@ export class ChangeBus {
     for (const set of targets) for (const listener of set ?? []) listener(change);
   }
 
-  /** Opens the LISTEN connection; when it drops, opens another and tells every stream to recount (changes may have been missed). */
+  /**
+   * Opens the LISTEN connection; when it drops, or goes silent (a heartbeat unanswered), opens
+   * another and tells every stream to recount (changes may have been missed).
+   */
   async #listen(): Promise<void> {
     const pg = this.#pg!;
     const { default: { Client } } = await import('pg');
-    const client = new Client({ connectionString: pg.url, application_name: 'notif-inbox listen' });
+    const client = new Client({
+      connectionString: pg.url,
+      application_name: 'notif-inbox listen',
+      connectionTimeoutMillis: HEARTBEAT_MS,
+      query_timeout: HEARTBEAT_MS,
+    });
     const lost = () => {
       if (pg.client !== client || pg.closed) return;
       pg.client = undefined;
+      clearInterval(pg.beat);
       client.end().catch(() => {});
+      // end() waits for the server's goodbye, which a silent connection never sends: the socket would stay half-open.
+      client.connection.stream.destroy();
       pg.retry = setTimeout(() => {
         pg.ready = this.#listen().then(
           () => this.#emit({ s: '*' }),
@@ -118,6 +136,8 @@ export class ChangeBus {
       lost();
       throw err;
     }
+    // Unref'd: a graceful stop is not held open by it.
+    if (pg.client === client) pg.beat = setInterval(() => client.query('select 1').catch(lost), HEARTBEAT_MS).unref();
   }
 
   async close(): Promise<void> {
@@ -125,6 +145,12 @@ export class ChangeBus {
     if (!pg) return;
     pg.closed = true;
     clearTimeout(pg.retry);
-    await pg.client?.end().catch(() => {});
+    clearInterval(pg.beat);
+    const client = pg.client;
+    if (!client) return;
+    // A silent connection never answers the goodbye: it would hold a graceful stop until its timeout.
+    const silent = setTimeout(() => client.connection.stream.destroy(), 1000);
+    await client.end().catch(() => {});
+    clearTimeout(silent);
   }
 }

@@ -41,6 +41,8 @@ const USAGE = `notif-inbox service (in its repository, \`npm run server --\` run
   PostgreSQL: NOTIF_PG_POOL_SIZE (default 10) connections per process. NOTIF_PG_PREPARED=0: the hot
       reads run unnamed, not as statements prepared once per connection (for a pooler that cannot keep
       them: PgBouncer in transaction mode without max_prepared_statements, as before 1.21 or with it 0).
+      NOTIF_LISTEN_HEARTBEAT_MS (default 15000): how often the LISTEN connection (other processes'
+      changes, for the streams) is asked a trivial query; unanswered that long, it is opened anew.
 
   NOTIF_FEED_CACHE_MB (default 32; 0 turns it off): megabytes of finished feed answers kept in memory
       and served again while the subscriber's inbox is unchanged (its version is read from the database).
