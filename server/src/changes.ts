@@ -20,6 +20,15 @@ type Listener = (change: Change) => void;
 const CHANNEL = 'notif_changes';
 
 /**
+ * TCP keepalive for every PostgreSQL connection (the pool's and the LISTEN one): an idle connection
+ * whose other end went away without a word (a NAT or firewall forgetting it, a host that died hard)
+ * is otherwise found out only when a query is sent on it, which then waits for TCP to give up
+ * (about 15 minutes on Linux). With it the kernel probes a connection idle for 10 s, and closes it
+ * when unanswered: the pool drops it and opens another.
+ */
+export const TCP_KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as const;
+
+/**
  * How often the LISTEN connection is asked a trivial query, and how long that query, the connect and
  * the LISTEN may take (NOTIF_LISTEN_HEARTBEAT_MS, default 15 s). A connection gone silent never
  * errors: only a question unanswered tells it, and until then this process hears no other's change.
@@ -104,6 +113,7 @@ export class ChangeBus {
       application_name: 'notif-inbox listen',
       connectionTimeoutMillis: HEARTBEAT_MS,
       query_timeout: HEARTBEAT_MS,
+      ...TCP_KEEPALIVE,
     });
     const lost = () => {
       if (pg.client !== client || pg.closed) return;

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations.ts';
-import { ChangeBus } from '../changes.ts';
+import { ChangeBus, TCP_KEEPALIVE } from '../changes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -110,7 +110,7 @@ async function openPostgres(url: string): Promise<Db> {
   // better-sqlite3 does, so the same code sees the same types on both databases.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
   const max = Number(process.env.NOTIF_PG_POOL_SIZE) || 10;
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'notif-inbox' });
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'notif-inbox', ...TCP_KEEPALIVE });
   // An idle connection the server drops (restart, failover, an administrator) must not take the
   // process down; the pool replaces it on the next query.
   pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
