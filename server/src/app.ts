@@ -22,6 +22,7 @@ import { preferenceRoutes } from './routes/preferences.ts';
 import { integrationRoutes } from './routes/integrations.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { feedRoutes } from './routes/feed.ts';
+import { unseenCounter } from './db/read.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { eventRoutes } from './routes/events.ts';
 import { notificationRoutes } from './routes/notifications.ts';
@@ -83,6 +84,8 @@ export interface AppContext {
   db: Db;
   /** The feed's answers (absent: off). */
   feedCache?: AnswerCache;
+  /** A subscriber's (internal id) unseen, or seen, in-app messages, capped: endpoint 13's and the streams' one reader (db/read.ts). */
+  unseen: (subscriberId: string, seen: boolean, limit: number) => Promise<number>;
 }
 
 declare module 'fastify' {
@@ -354,7 +357,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     return reply.type(metrics.contentType).send(await metrics.text());
   });
 
-  const ctx: AppContext = { db: config.db, feedCache };
+  const ctx: AppContext = { db: config.db, feedCache, unseen: unseenCounter(config.db) };
   subscriberRoutes(app, ctx);
   preferenceRoutes(app, ctx);
   integrationRoutes(app, ctx);

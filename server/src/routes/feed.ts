@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { CompiledQuery, sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { App, AppContext } from '../app.ts';
 import type { Tenant } from '../auth.ts';
 import type { Dialect } from '../db/index.ts';
@@ -13,7 +13,7 @@ import { MESSAGE_COLUMNS, messageView, type MessageRow } from '../views.ts';
 import { makeAnswer, sendAnswer } from '../answer-cache.ts';
 import { chooseEncoding } from '../compress.ts';
 import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
-import { batched } from '../batched.ts';
+import { keptCounts, read, readMany, type InboxCounts } from '../db/read.ts';
 
 // The hot paths: the in-app feed (10) and the unseen count (13). Both read one subscriber's in-app
 // messages through the messages_feed / messages_unseen indexes (subscriber_id, channel, ...); the
@@ -105,14 +105,6 @@ interface Versions {
   templateRows?: number;
 }
 
-/** A subscriber's in-app messages: how many, how many unseen, how many unread. */
-interface InboxCounts {
-  total: number;
-  unseen: number;
-  unread: number;
-}
-const NONE: InboxCounts = { total: 0, unseen: 0, unread: 0 };
-
 /** Decodes the feed's `payload` filter: base64 (standard or URL-safe) of a JSON object; 400 otherwise. */
 export function decodePayloadFilter(value: string): Record<string, unknown> {
   const compact = value.trim();
@@ -185,6 +177,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
   const db = ctx.db;
   const k = db.kysely;
   const cache = ctx.feedCache;
+  const run = <R>(text: string, params: readonly unknown[], fixed = false) => read<R>(db, text, params, fixed);
 
   // A subscriber's internal id never changes (subscribers are not deleted or renamed), so the
   // lookup is remembered: a feed page without the embedded subscriber and an unseen count need no
@@ -254,7 +247,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     let kept: InboxCounts | undefined;
     if (rows.length < q.limit && (rows.length > 0 || offset === 0)) {
       totalCount = offset + rows.length;
-    } else if (!filter && !feeds && (q.read === undefined || q.seen === undefined) && (kept = await counts(subscriberId))) {
+    } else if (!filter && !feeds && (q.read === undefined || q.seen === undefined) && (kept = await keptCounts(db, subscriberId))) {
       const flag = q.read ?? q.seen;
       const off = q.read !== undefined ? kept.unread : kept.unseen;
       totalCount = flag === undefined ? kept.total : flag ? kept.total - off : off;
@@ -276,28 +269,12 @@ export function feedRoutes(app: App, ctx: AppContext) {
   // rows, with how many rows each sum read (versionsOf, below).
   const versionSql = `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`;
 
-  // PostgreSQL: the two reads a request of the hot paths makes (a page's versions, the unseen
-  // count), for every request that reached them in one turn of the event loop, are one statement
-  // (batched.ts): under load one round trip answers many requests; a request alone waits for
-  // nothing. Each request's read still starts after it arrived, so it sees every write answered
-  // before it was sent. (SQLite reads in the process, at once: nothing to batch.)
-  // The keys go in as one JSON array of tuples, read by jsonb_array_elements: its row estimate
-  // does not depend on the value, so PostgreSQL keeps one generic plan of the named statement.
-  // With arrays (unnest), whose length a custom plan knows, it planned every execution again:
-  // 130 µs a batch of six against 84 µs (pgbench, one connection). One statement of each in
-  // flight at a time: the requests that arrive meanwhile make the next one larger (bench:server,
-  // unseen count, alternating: 25,865 and 26,342 req/s with one, 23,943 and 24,514 with two); a
-  // batch is short index reads, so what waits behind it waits for one round trip.
-  const many = <K extends unknown[], V>(text: string) =>
-    batched<K, V>(async (keys) => {
-      const rows = await run<V & { n: number }>(text, [JSON.stringify(keys)], true);
-      const found: V[] = [];
-      for (const { n, ...row } of rows) found[n - 1] = row as V;
-      return found;
-    }, 1);
+  // PostgreSQL: a page's versions, for every request that reached them in one turn of the event
+  // loop, are one statement (db/read.ts, readMany; the unseen count is batched alike).
   const versionsOf =
     db.dialect == 'postgres'
-      ? many<[subscriberId: string, environmentId: string], Versions>(
+      ? readMany<[subscriberId: string, environmentId: string], Versions>(
+          db,
           `select k.n, i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)
              cross join lateral (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = k.v ->> 0) as i
              cross join lateral (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = k.v ->> 1) as t`,
@@ -318,41 +295,11 @@ export function feedRoutes(app: App, ctx: AppContext) {
     }
   };
 
-  /**
-   * Runs SQL written with `?` placeholders (PostgreSQL's $1, $2... put in their place). `fixed`: a
-   * text of a few shapes the client cannot multiply, run on PostgreSQL as a named statement
-   * (db.prepared); a projection, feed identifiers or a payload filter make shapes without end, and
-   * a client sending new ones would take the named slots from the hot reads.
-   */
-  const run = async <R>(text: string, params: readonly unknown[], fixed = false): Promise<R[]> => {
-    const now = db.readNow?.<R>(text, params);
-    if (now) return now;
-    let n = 0;
-    const query = db.dialect == 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
-    if (fixed && db.prepared) return db.prepared<R>(query, params);
-    return (await k.executeQuery<R>(CompiledQuery.raw(query, params as unknown[]))).rows;
-  };
-
-  // A subscriber's in-app counts as the triggers of migration 0007 keep them (SQLite); undefined
-  // on PostgreSQL, which counts.
-  const counts = async (subscriberId: string): Promise<InboxCounts | undefined> =>
-    db.dialect == 'sqlite' ? ((await run<InboxCounts>('select total, unseen, unread from inbox_counts where subscriber_id = ?', [subscriberId]))[0] ?? NONE) : undefined;
-
   // 13. The unseen (or, with seen=true, seen) count, capped at `limit`. Every open inbox asks for
   // it: on SQLite one row of kept counts; on PostgreSQL one indexed count capped by a bounded
-  // subquery, batched (above).
-  const unseenOf =
-    db.dialect == 'postgres'
-      ? many<[subscriberId: string, seen: number, limit: number], { count: number }>(
-          `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.v ->> 0 and "channel" = 'in_app' and "seen" = (k.v ->> 1)::int limit (k.v ->> 2)::int) as "capped") as "count"
-             from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)`,
-        )
-      : undefined;
-
+  // subquery, batched with the streams' (db/read.ts, unseenCounter).
   app.get('/v1/subscribers/:subscriberId/notifications/unseen', { schema: { params: SubscriberIdParam, querystring: UnseenQuery } }, async (request) => {
     const subscriberId = await internalId(request.tenant, request.params.subscriberId);
-    if (unseenOf) return unseenOf([subscriberId, request.query.seen ? 1 : 0, request.query.limit]);
-    const kept = (await counts(subscriberId))!;
-    return { count: Math.min(request.query.seen ? kept.total - kept.unseen : kept.unseen, request.query.limit) };
+    return { count: await ctx.unseen(subscriberId, request.query.seen === true, request.query.limit) };
   });
 }

@@ -48,20 +48,11 @@ export function streamRoutes(app: App, ctx: AppContext) {
 
   // The reads of every stream told in the same turn of the event loop (a trigger to many
   // subscribers tells them together) are made together: one statement for their new messages, one
-  // for their embeds, one for their counts, instead of three per stream. The keys go in as one
-  // parameter (PostgreSQL: arrays; SQLite: a JSON array read by json_each), so each read is one
-  // short statement whatever the number of streams, prepared once.
+  // for their embeds, instead of two per stream. The keys go in as one parameter (PostgreSQL:
+  // arrays; SQLite: a JSON array read by json_each), so each read is one short statement whatever
+  // the number of streams, prepared once. Their counts are endpoint 13's (ctx.unseen: on SQLite
+  // the kept counts, on PostgreSQL batched with the endpoint's).
   const pg = db.dialect === 'postgres';
-  const capped = (id: unknown) =>
-    sql`(select count(*) from (select 1 from messages where subscriber_id = ${id} and channel = 'in_app' and seen = 0 limit ${CAP}) as c)`;
-  const unseen = batched<string, number>(async (ids) => {
-    const { rows } = pg
-      ? await sql<{ k: number | string; n: number | string }>`select k.i - 1 as k, ${capped(sql.ref('k.id'))} as n from unnest(${ids}::text[]) with ordinality as k(id, i)`.execute(k)
-      : await sql<{ k: number | string; n: number | string }>`select j.key as k, ${capped(sql.ref('j.value'))} as n from json_each(${JSON.stringify(ids)}) as j`.execute(k);
-    const counts: number[] = [];
-    for (const r of rows) counts[Number(r.k)] = Number(r.n);
-    return counts;
-  });
   /** A subscriber's messages numbered after `seq`, oldest first: up to REPLAY, and one more when there are more. */
   const after = batched<[subscriberId: string, seq: number], MessageRow[]>(async (keys) => {
     const { rows } = pg
@@ -141,7 +132,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
       }
     };
     const count = async () => {
-      const n = await unseen(subscriber.id);
+      const n = await ctx.unseen(subscriber.id, false, CAP);
       if (n !== lastCount) tell({ count: (lastCount = n) });
     };
     // One change at a time, in the order heard; a failure ends the stream (the client reconnects).
