@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hashKey } from './auth.ts';
 import type { FastifyRequest } from 'fastify';
 import type { App } from './app.ts';
 import { HttpError } from './errors.ts';
@@ -113,7 +113,7 @@ export function rateLimit(app: App, options: RateLimitOptions) {
       const key = m[1]!;
       // An unknown key counts against its address: a new random key per request gets no budget of its own.
       const env = await options.environmentOf(key);
-      if (env) return options.scope === 'environment' ? `env:${env}` : `key:${createHash('sha256').update(key).digest('hex')}`;
+      if (env) return options.scope === 'environment' ? `env:${env}` : `key:${hashKey(key)}`;
     }
     return `ip:${ip}`;
   };
