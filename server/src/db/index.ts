@@ -131,7 +131,9 @@ async function openPostgres(url: string): Promise<Db> {
       // text gets a new name, prepared again as each connection meets it, and this read runs once
       // more, so it cannot meet the old plan on another connection; past PREPARED_TEXTS renames,
       // unnamed (renames are not left to grow without end).
-      if (!name || (err as { code?: string }).code !== '0A000') throw err;
+      // (0A000 is "feature not supported" in general: only this one, raised where a cached plan is revalidated.)
+      const { code, routine } = err as { code?: string; routine?: string };
+      if (!name || code !== '0A000' || routine !== 'RevalidateCachedQuery') throw err;
       if (names.get(text) == name && renamed < PREPARED_TEXTS) names.set(text, `notif_${PREPARED_TEXTS + ++renamed}`);
       return run(names.get(text) == name ? undefined : names.get(text));
     }
