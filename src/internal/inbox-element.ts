@@ -19,7 +19,6 @@ export type Hook = (typeof HOOKS)[number];
 export const ANNOUNCE_INTERVAL = 5000;
 /** The element that announces a store's new messages: one live region per store on the page. */
 const announcers = new WeakMap<InboxStoreApi, InboxElement>();
-const STORE_EVENTS = ['error', 'message-received'];
 
 /**
  * What `<notif-bell>` and `<notif-feed>` share: the configuration attributes (read by whichever of
@@ -183,9 +182,13 @@ export class InboxElement extends NotifElement {
 
   #attach(next: InboxStoreApi | null) {
     const prev = this.inbox;
+    // The store's `error` and `message-received` are heard from the store the element is attached to.
+    for (const type of ['error', 'message-received']) {
+      prev?.removeEventListener(type, this.#onStoreEvent);
+      next?.addEventListener(type, this.#onStoreEvent);
+    }
     if (prev) {
       this.#unsubscribe!();
-      for (const type of STORE_EVENTS) prev.removeEventListener(type, this.#onStoreEvent);
       this.storeChanged?.(prev, false);
       prev.disconnect();
     }
@@ -194,7 +197,6 @@ export class InboxElement extends NotifElement {
     if (next) {
       this.#count = next.state.unseenCount;
       next.connect();
-      for (const type of STORE_EVENTS) next.addEventListener(type, this.#onStoreEvent);
       this.#unsubscribe = next.subscribe(this.#onState);
       this.storeChanged?.(next, true);
       this.#onState(next.state);

@@ -48,10 +48,11 @@ console.log(
 // 22,935 B and 15,796 B; the list window reading no layout mid-task when the feed updates for
 // something else (the first render's frame, median over 120 loads each: 34.8 ms against 37.5 ms), to
 // 22,957 B and 15,824 B; the proxy's subscriber id sent percent-encoded (encodeURI: an id outside
-// Latin-1 reached it mangled and was refused; a fix), to 22,961 B and 15,830 B.
+// Latin-1 reached it mangled and was refused; a fix), to 22,961 B and 15,830 B; an element's store
+// listeners moved in one place when it changes store, to 22,948 B and 15,814 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_961, es: 15_830 };
+const CEILING = { scriptTag: 22_948, es: 15_814 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -89,8 +90,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // poll's timer to #schedule; 775 B and 728 B with the "N new" button above the rows' CTA buttons (a fix);
 // 771 B in the script tag after the fix for a message deleted elsewhere (no live code changed); 769 B
 // and 723 B after the list window's change (no live code changed); 768 B and 726 B after the proxy's
-// subscriber id was sent percent-encoded (the same).
-const LIVE_CEILING = { scriptTag: 768, es: 726 };
+// subscriber id was sent percent-encoded (the same); 756 B and 710 B with an element's store listeners
+// moved in one place.
+const LIVE_CEILING = { scriptTag: 756, es: 710 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [
