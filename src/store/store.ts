@@ -341,10 +341,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       if (ctrl != this.#stream) return; // closed on purpose
       const { status, retryAfter } = e as NotifApiError;
       // 404, 405, 501: a server without the stream, polled from now on; 401, 403: refused, and not
-      // asked again either (the count asked at once halts the store when it is refused too). The
-      // stream stays set, so this tab does not ask again while it leads.
-      if (status == 401 || status == 403) return void this.#poll();
-      if (status == 404 || status == 405 || status == 501) return;
+      // asked again either (the stream is asked for just after a count was answered: the polls go
+      // on, and one refused halts the store). The stream stays set, so this tab does not ask again
+      // while it leads.
+      if (status == 401 || status == 403 || status == 404 || status == 405 || status == 501) return;
       this.#stream = this.#live = undefined;
       if (this.#hidden) return this.#resign();
       void this.#poll();

@@ -49,10 +49,11 @@ console.log(
 // something else (the first render's frame, median over 120 loads each: 34.8 ms against 37.5 ms), to
 // 22,957 B and 15,824 B; the proxy's subscriber id sent percent-encoded (encodeURI: an id outside
 // Latin-1 reached it mangled and was refused; a fix), to 22,961 B and 15,830 B; an element's store
-// listeners moved in one place when it changes store, to 22,948 B and 15,814 B.
+// listeners moved in one place when it changes store, to 22,948 B and 15,814 B; a stream refused
+// with 401 or 403 not followed by a count of its own, to 22,942 B and 15,809 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_948, es: 15_814 };
+const CEILING = { scriptTag: 22_942, es: 15_809 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -91,8 +92,8 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // 771 B in the script tag after the fix for a message deleted elsewhere (no live code changed); 769 B
 // and 723 B after the list window's change (no live code changed); 768 B and 726 B after the proxy's
 // subscriber id was sent percent-encoded (the same); 756 B and 710 B with an element's store listeners
-// moved in one place.
-const LIVE_CEILING = { scriptTag: 756, es: 710 };
+// moved in one place; 750 B and 705 B with a refused stream not followed by a count of its own.
+const LIVE_CEILING = { scriptTag: 750, es: 705 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [
