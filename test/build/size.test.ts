@@ -50,10 +50,11 @@ console.log(
 // 22,957 B and 15,824 B; the proxy's subscriber id sent percent-encoded (encodeURI: an id outside
 // Latin-1 reached it mangled and was refused; a fix), to 22,961 B and 15,830 B; an element's store
 // listeners moved in one place when it changes store, to 22,948 B and 15,814 B; a stream refused
-// with 401 or 403 not followed by a count of its own, to 22,942 B and 15,809 B.
+// with 401 or 403 not followed by a count of its own, to 22,942 B and 15,809 B; the feed's "N new"
+// count read from when the first message shown was made, to 22,935 B and 15,804 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_942, es: 15_809 };
+const CEILING = { scriptTag: 22_935, es: 15_804 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -92,8 +93,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // 771 B in the script tag after the fix for a message deleted elsewhere (no live code changed); 769 B
 // and 723 B after the list window's change (no live code changed); 768 B and 726 B after the proxy's
 // subscriber id was sent percent-encoded (the same); 756 B and 710 B with an element's store listeners
-// moved in one place; 750 B and 705 B with a refused stream not followed by a count of its own.
-const LIVE_CEILING = { scriptTag: 750, es: 705 };
+// moved in one place; 750 B and 705 B with a refused stream not followed by a count of its own; 743 B
+// and 700 B with the "N new" count read from when the first message shown was made.
+const LIVE_CEILING = { scriptTag: 743, es: 700 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -143,15 +143,17 @@ export class NotifFeed extends InboxElement {
       return li;
     },
     () => this.#panel,
-    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, and more messages load at the end.
+    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, more messages load at
+    // the end, and the "new" button goes once the list's top is in view.
     () => {
       this.#render();
       if (this.#window.atEnd) void this.#pump();
+      if (this.#new && !this.#window.scrolled) this.requestUpdate();
     },
   );
-  /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
-  #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
-  /** The first message shown, and how many arrived above it while the list was scrolled down. */
+  /** A scroll or a resize: the list is laid out in the next frame. */
+  #layout = () => void this.#window.layout();
+  /** When the first message shown was made, as of the list's top last in view, and how many shown now are newer (above it). */
   #top?: string;
   #new = 0;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
@@ -249,15 +251,17 @@ export class NotifFeed extends InboxElement {
       void import('./custom-hosts.ts').then(() => this.#render());
   }
 
-  /** New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for the button. */
+  /**
+   * New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for
+   * the button, against the first message shown while the top was in view (or when the first ones came).
+   */
   protected override willUpdate() {
     super.willUpdate();
     const set = HOOKS.filter((h) => hook(this.outer!, h));
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.#shown();
-    const i = messages.findIndex((m) => m._id == this.#top);
-    this.#new = this.#window.scrolled ? this.#new + Math.max(0, i) : 0;
-    this.#top = messages[0]?._id;
+    if (!this.#window.scrolled || !this.#top) this.#top = messages[0]?.createdAt;
+    this.#new = messages.filter((m) => m.createdAt > this.#top!).length;
   }
 
   /** The panel when it scrolls (inside the bell), else null: the page scrolls. */
