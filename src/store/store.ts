@@ -359,8 +359,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #hear(lines: string[]) {
     for (const line of lines) {
       const [k, v] = line.split(/: ?(.*)/s);
-      // A retry under 500 ms, or not a number, is ignored (the service sends 1000).
-      if (k == 'retry' && +v! >= 500) this.#retry = +v!;
+      // The service's retry, honoured as it is (it sends 1000; 0 or not a number: 1 s).
+      if (k == 'retry') this.#retry = +v!;
       if (k == 'data') {
         this.#drops = 0; // the stream works: its backoff starts again
         try {
