@@ -52,10 +52,11 @@ console.log(
 // listeners moved in one place when it changes store, to 22,948 B and 15,814 B; a stream refused
 // with 401 or 403 not followed by a count of its own, to 22,942 B and 15,809 B; the feed's "N new"
 // count read from when the first message shown was made, to 22,935 B and 15,804 B; the stream's
-// retry honoured as it is (no 500 ms floor), to 22,928 B and 15,797 B.
+// retry honoured as it is (no 500 ms floor), to 22,928 B and 15,797 B; the feed's "N new" count
+// unset until its first update, to 22,926 B and 15,795 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_928, es: 15_797 };
+const CEILING = { scriptTag: 22_926, es: 15_795 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -96,8 +97,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // subscriber id was sent percent-encoded (the same); 756 B and 710 B with an element's store listeners
 // moved in one place; 750 B and 705 B with a refused stream not followed by a count of its own; 743 B
 // and 700 B with the "N new" count read from when the first message shown was made; 736 B and 693 B
-// with the stream's retry honoured as it is.
-const LIVE_CEILING = { scriptTag: 736, es: 693 };
+// with the stream's retry honoured as it is; 734 B and 691 B with the "N new" count unset until the
+// feed's first update.
+const LIVE_CEILING = { scriptTag: 734, es: 691 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

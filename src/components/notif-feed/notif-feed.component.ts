@@ -155,7 +155,7 @@ export class NotifFeed extends InboxElement {
   #layout = () => void this.#window.layout();
   /** When the first message shown was made, as of the list's top last in view, and how many shown now are newer (above it). */
   #top?: string;
-  #new = 0;
+  #new?: number;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
   #declined = new WeakSet<Message>();
   /** The light-DOM hosts of custom rendering, by slot name. */
