@@ -213,12 +213,10 @@ export class InboxElement extends NotifElement {
 
   /**
    * The store's `error` and `message-received`, as `notif-error` and `notif-message-received`.
-   * People see a translated error message; developers get the detail in the console and the event.
+   * People see a translated error message; developers get the detail in the event (and the store's
+   * warning in the console).
    */
   #onStoreEvent = ({ type, detail }: Event & { detail?: InboxErrorDetail }) => {
-    if (this.outer == this) {
-      if (type == 'error') console.warn('notif-inbox:', detail!.action, detail!.error);
-      emit(this, `notif-${type as 'error'}`, detail!);
-    }
+    if (this.outer == this) emit(this, `notif-${type as 'error'}`, detail!);
   };
 }

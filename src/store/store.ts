@@ -195,8 +195,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     if (this.state.status === status) this.#set({ status: 'idle' });
   }
 
+  /** A failure: in the state, in the console once (whatever elements show it) and as the `error` event. */
   #fail(error: Error, action: string, patch?: Partial<InboxState> | false, messageId?: string) {
     this.#set({ ...patch, error });
+    console.warn('notif-inbox:', action, error);
     this.dispatchEvent(new CustomEvent<InboxErrorDetail>('error', { detail: { error, action, messageId } }));
   }
 

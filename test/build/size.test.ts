@@ -53,10 +53,12 @@ console.log(
 // with 401 or 403 not followed by a count of its own, to 22,942 B and 15,809 B; the feed's "N new"
 // count read from when the first message shown was made, to 22,935 B and 15,804 B; the stream's
 // retry honoured as it is (no 500 ms floor), to 22,928 B and 15,797 B; the feed's "N new" count
-// unset until its first update, to 22,926 B and 15,795 B.
+// unset until its first update, to 22,926 B and 15,795 B; the store warning in the console of its
+// own failures (once, whatever elements show them) instead of each outermost element, to 22,912 B
+// and 15,781 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_926, es: 15_795 };
+const CEILING = { scriptTag: 22_912, es: 15_781 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -98,8 +100,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // moved in one place; 750 B and 705 B with a refused stream not followed by a count of its own; 743 B
 // and 700 B with the "N new" count read from when the first message shown was made; 736 B and 693 B
 // with the stream's retry honoured as it is; 734 B and 691 B with the "N new" count unset until the
-// feed's first update.
-const LIVE_CEILING = { scriptTag: 734, es: 691 };
+// feed's first update; 725 B and 684 B with the store's failures warned about by the store, so that
+// the elements re-emit its events alike.
+const LIVE_CEILING = { scriptTag: 725, es: 684 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [
