@@ -58,7 +58,7 @@ console.log(
 // and 15,781 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_912, es: 15_781 };
+const CEILING = { scriptTag: 22_914, es: 15_781 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -101,8 +101,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // and 700 B with the "N new" count read from when the first message shown was made; 736 B and 693 B
 // with the stream's retry honoured as it is; 734 B and 691 B with the "N new" count unset until the
 // feed's first update; 725 B and 684 B with the store's failures warned about by the store, so that
-// the elements re-emit its events alike.
-const LIVE_CEILING = { scriptTag: 725, es: 684 };
+// the elements re-emit its events alike; 727 B in the script tag with the "N new" button's exit back
+// on the scroll's own layout.
+const LIVE_CEILING = { scriptTag: 727, es: 684 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -143,16 +143,14 @@ export class NotifFeed extends InboxElement {
       return li;
     },
     () => this.#panel,
-    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, more messages load at
-    // the end, and the "new" button goes once the list's top is in view.
+    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, and more messages load at the end.
     () => {
       this.#render();
       if (this.#window.atEnd) void this.#pump();
-      if (this.#new && !this.#window.scrolled) this.requestUpdate();
     },
   );
-  /** A scroll or a resize: the list is laid out in the next frame. */
-  #layout = () => void this.#window.layout();
+  /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
+  #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
   /** When the first message shown was made, as of the list's top last in view, and how many shown now are newer (above it). */
   #top?: string;
   #new?: number;
