@@ -418,10 +418,44 @@ describe('live: the stream', () => {
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     expect(firstVisible(), 'what the person reads stays in place').to.equal(reading);
     expect(bell.badge, 'seen while the popover shows them').to.equal(null);
+    // Pressed from the keyboard: the button goes once the top is in view, so focus must go on with
+    // the reader, to the newest message, not fall back to the page.
+    pill()!.focus();
     pill()!.click();
     await waitFor(() => panel.scrollTop === 0, 'scrolled to the top');
     await waitFor(() => !pill(), 'the button goes');
     expect(feed.messages[0]!.subject).to.equal('Fresh 1');
+    await waitFor(() => feed.messages[0]!.root.activeElement === feed.messages[0]!.link, 'the newest message focused');
+  });
+
+  it('a page feed scrolled down shows "N new", and it brings the page back to the newest message, focused', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 20, 'Old');
+    const { baseUrl, apiKey } = await testServer();
+    const wrap = await fixture<HTMLElement>(html`<div><p style="block-size: 300px; margin: 0">Above the feed</p>
+      <notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-feed>
+      <p style="block-size: 2000px">Below</p></div>`);
+    const feed = new FeedHarness(wrap.querySelector<NotifFeed>('notif-feed')!);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
+    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
+    const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
+    try {
+      window.scrollTo(0, 900);
+      await waitFor(() => window.scrollY > 0, 'the page scrolled');
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      await triggerMany(workflowId, sub, 2, 'Fresh');
+      await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', LIVE_WAIT);
+      pill()!.focus();
+      pill()!.click();
+      await waitFor(() => !pill(), 'the button goes');
+      const first = feed.messages[0]!;
+      expect(first.subject).to.equal('Fresh 1');
+      await waitFor(() => first.root.activeElement === first.link, 'the newest message focused');
+      const top = first.el.getBoundingClientRect().top;
+      expect(top, 'the newest message in view').to.be.within(-2, innerHeight - 20);
+    } finally {
+      window.scrollTo(0, 0);
+    }
   });
 
   it('the "N new" button stays above the rows scrolling under it, their CTA buttons too', async () => {

@@ -334,7 +334,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => (this.embedded ? this.#panel!.scrollTo(0, 0) : this.scrollIntoView())}>${t.newNotifications(this.#new, formatNumber(this.#new, locale))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => this.#focus(this.#shown()[0]!._id)}>${t.newNotifications(this.#new, formatNumber(this.#new, locale))}</button>`
             : nothing
         }${this.#renderBody(state, t)}${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
@@ -397,11 +397,19 @@ export class NotifFeed extends InboxElement {
       tab.focus();
       return tab.click();
     }
-    this.#activeId = messages[j]!._id;
+    this.#focus(messages[j]!._id);
+  }
+
+  /**
+   * Moves the tab stop to a message and focuses it: a key, or the "new" button (which goes once the
+   * list's top is in view: focus goes with the reader to the newest message, not to the page).
+   */
+  #focus(id: string) {
+    this.#activeId = id;
     this.requestUpdate();
     // The new tab stop is pinned, so rendered (where it belongs); focusing it scrolls it into view.
     void this.updateComplete
       .then(() => this.#window.layout())
-      .then(() => (this.#window.rendered.get(this.#activeId!)?.firstChild as NotifMessage).focus());
+      .then(() => (this.#window.rendered.get(id)?.firstChild as NotifMessage).focus());
   }
 }
