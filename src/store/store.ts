@@ -44,7 +44,8 @@ type Note =
 
 /** 1 when `x` sorts after `y` (descending), -1 before, 0 equal. */
 const desc = (x: string, y: string) => +(x < y) - +(x > y);
-const newestFirst = (a: Message, b: Message) => desc(a.createdAt, b.createdAt) || desc(a._id, b._id);
+/** The feed's order: newest first (createdAt, then _id, descending). */
+export const newestFirst = (a: Message, b: Message) => desc(a.createdAt, b.createdAt) || desc(a._id, b._id);
 
 /**
  * `base` with `incoming` merged in by `_id` (incoming wins), newest first. A message that did not

@@ -458,6 +458,40 @@ describe('live: the stream', () => {
     }
   });
 
+  it('"N new" counts messages arriving above in the feed\'s order, when they share their createdAt with the first one shown', async () => {
+    // A server stamping coarsely (a spec server's createdAt in seconds, messages of one trigger made
+    // together): the feed orders equal times by _id (newest first), and what arrives above the first
+    // message shown is new even when made at the same time. Here every createdAt the element reads is
+    // made equal, the service's answers and stream edited through the element's fetch.
+    const stamp = (text: string) => text.replace(/"createdAt":"[^"]*"/g, '"createdAt":"2026-01-01T00:00:00.000Z"');
+    const coarse = async (u: RequestInfo | URL, i?: RequestInit) => {
+      const res = await fetch(u, i);
+      if (!res.ok) return res;
+      const body = String(u).includes('/notifications/stream')
+        ? res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new TransformStream<string, string>({ transform: (c, out) => out.enqueue(stamp(c)) })).pipeThrough(new TextEncoderStream())
+        : stamp(await res.text());
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 20, 'Old');
+    const { baseUrl, apiKey } = await testServer();
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} .fetch=${coarse}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
+    await bell.open();
+    const feed = bell.feed;
+    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
+    expect(feed.messages[0]!.subject, 'equal times: the newest first by _id').to.equal('Old 19');
+    const panel = feed.root.querySelector<HTMLElement>('#panel')!;
+    panel.scrollTop = 600;
+    await waitFor(() => panel.scrollTop > 0, 'scrolled');
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
+    await triggerMany(workflowId, sub, 2, 'Fresh');
+    await waitFor(() => feed.loadedIds.length === 22, 'the two new messages loaded', LIVE_WAIT);
+    await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button');
+  });
+
   it('the "N new" button stays above the rows scrolling under it, their CTA buttons too', async () => {
     const withButtons = await createWorkflow({
       inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Accept' }, secondaryAction: { label: 'Decline' } } as never,

@@ -1,6 +1,7 @@
 import { html, nothing, render, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
+import { newestFirst } from '../../store/store.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { errorHint, formatNumber, localeOf, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
@@ -151,8 +152,8 @@ export class NotifFeed extends InboxElement {
   );
   /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
   #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
-  /** When the first message shown was made, as of the list's top last in view, and how many shown now are newer (above it). */
-  #top?: string;
+  /** The first message shown as of the list's top last in view, and how many shown now come before it (above it, newer). */
+  #top?: Message;
   #new?: number;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
   #declined = new WeakSet<Message>();
@@ -258,8 +259,9 @@ export class NotifFeed extends InboxElement {
     const set = HOOKS.filter((h) => hook(this.outer!, h));
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.#shown();
-    if (!this.#window.scrolled || !this.#top) this.#top = messages[0]?.createdAt;
-    this.#new = messages.filter((m) => m.createdAt > this.#top!).length;
+    // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
+    if (!this.#window.scrolled || !this.#top) this.#top = messages[0];
+    this.#new = messages.filter((m) => newestFirst(m, this.#top!) < 0).length;
   }
 
   /** The panel when it scrolls (inside the bell), else null: the page scrolls. */
