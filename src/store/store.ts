@@ -362,8 +362,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #hear(lines: string[]) {
     for (const line of lines) {
       const [k, v] = line.split(/: ?(.*)/s);
-      // The service's retry, honoured as it is (it sends 1000; 0 or not a number: 1 s).
-      if (k == 'retry') this.#retry = +v!;
+      // The service's retry (it sends 1000). One under 500 ms, or not a number, is ignored: a stream
+      // that sends an event and ends would be asked for again (with a count) at that pace, its
+      // backoff starting again at each event.
+      if (k == 'retry' && +v! >= 500) this.#retry = +v!;
       if (k == 'data') {
         this.#drops = 0; // the stream works: its backoff starts again
         try {

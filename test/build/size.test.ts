@@ -58,10 +58,12 @@ console.log(
 // and 15,781 B; the "N new" button moving focus to the newest message (it goes once the list's top
 // is in view, and focus went with it; a fix) through the keys' own path, to 22,905 B and 15,776 B;
 // the "N new" count in the list's own order (createdAt, then _id: messages made at the same time as
-// the first one shown count too; a fix), to 22,903 B and 15,777 B.
+// the first one shown count too; a fix), to 22,903 B and 15,777 B; the stream's retry under 500 ms
+// ignored again (a fix: `retry: 1` on a stream that ends after its first event was hundreds of
+// requests a second), to 22,910 B and 15,783 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_903, es: 15_777 };
+const CEILING = { scriptTag: 22_910, es: 15_783 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -107,8 +109,9 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // the elements re-emit its events alike; 727 B in the script tag with the "N new" button's exit back
 // on the scroll's own layout; 716 B and 673 B with the "N new" button focusing the newest message
 // through the keys' path (a fix: focus fell to the page when the button went); 714 B and 674 B with
-// the "N new" count in the list's own order (a fix: equal createdAt went uncounted).
-const LIVE_CEILING = { scriptTag: 714, es: 674 };
+// the "N new" count in the list's own order (a fix: equal createdAt went uncounted); 721 B and 680 B
+// with the stream's retry under 500 ms ignored again (a fix: a reconnect storm with `retry: 1`).
+const LIVE_CEILING = { scriptTag: 721, es: 680 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -67,4 +67,39 @@ describe('the stream text', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(streams(), 'stream requests').to.equal(1);
   });
+  it('a retry: under 500 ms does not make each stream that ends at once a storm of requests', async () => {
+    // A server (or something between) that says `retry: 1` and ends each stream after its first
+    // event: each stream worked (it sent data), so the backoff starts again every time, and the
+    // reconnect waits only for the retry. Each drop also asks for a count.
+    const sub = await uniqueSubscriber();
+    const { baseUrl, apiKey } = await testServer();
+    const requests: string[] = [];
+    const cutShort = async (u: RequestInfo | URL, i?: RequestInit) => {
+      requests.push(String(u));
+      const res = await fetch(u, i);
+      if (!String(u).includes('/notifications/stream') || !res.ok) return res;
+      const body = res
+        .body!.pipeThrough(new TextDecoderStream())
+        .pipeThrough(
+          new TransformStream<string, string>({
+            transform: (chunk, out) => {
+              out.enqueue(chunk.replace(/^retry: \d+/m, 'retry: 1'));
+              if (chunk.includes('data:')) out.terminate();
+            },
+          }),
+        )
+        .pipeThrough(new TextEncoderStream());
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    await trigger(workflowId, sub, { title: 'One', body: 'b' }); // known to the service: it has a stream
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} .fetch=${cutShort}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(() => bell.badge === '1', 'the count');
+    const streams = () => requests.filter((u) => u.includes('/notifications/stream')).length;
+    await waitFor(() => streams() >= 2, 'the stream asked for again', LIVE_WAIT);
+    const from = requests.length;
+    await new Promise((r) => setTimeout(r, 2000));
+    el.remove();
+    expect(requests.length - from, 'requests in 2 s').to.be.at.most(20);
+  });
 });
