@@ -67,7 +67,7 @@ export const setRenderHosts = (fn: NonNullable<typeof renderHosts>) => void (ren
  * @csspart close-button - Closes the bell's popover (only inside `<notif-bell>`).
  * @csspart tabs - The tab list; each tab is `tab` (and `tab-selected`).
  * @csspart panel - The tab panel (it scrolls inside the bell's popover).
- * @csspart new-button - "2 new notifications": shown when messages arrive above a list scrolled down; it scrolls up to them.
+ * @csspart new-button - "2 new notifications": shown when messages arrive above a list scrolled down; it brings the newest into view and focuses it.
  * @csspart list - The list of messages; each entry is `item`.
  * @csspart message - Each `<notif-message>`; its parts are exported under their own names (`row`,
  * `avatar`, `subject`, `body`, `time`, `actions`, `button`, `read-button`, ...).
