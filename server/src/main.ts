@@ -122,6 +122,7 @@ async function main(argv: string[]) {
   const port = values.port === undefined ? 3030 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, not '${values.port}'`);
   const host = values.host ?? '127.0.0.1';
+  checkNumberSettings();
   const rateLimit = rateLimitConfig(values['rate-limit'] ?? process.env.NOTIF_RATE_LIMIT, values['rate-limit-scope'] ?? process.env.NOTIF_RATE_LIMIT_SCOPE);
 
   if (values['allow-private-webhooks']) allowPrivateWebhooks(true);
@@ -197,6 +198,43 @@ async function registerEnvKeys(db: Db) {
   const list = process.env.NOTIF_API_KEYS;
   if (!list) return;
   for (const { key, org, env } of parseKeyList(list)) await registerKey(db, key, org, env);
+}
+
+/**
+ * The numeric settings, each read where it is used (`Number(value) || default`): a value that is
+ * set must be a positive number (a whole one for counts), or 0 where 0 says "never" or "none". A
+ * negative or misspelt one would otherwise be taken as is or silently replaced by the default
+ * (NOTIF_LISTEN_HEARTBEAT_MS=-1 asked the database every millisecond).
+ */
+const NUMBER_SETTINGS: Record<string, 'ms' | 'count' | 'bytes'> = {
+  NOTIF_HEADERS_TIMEOUT_MS: 'ms',
+  NOTIF_REQUEST_TIMEOUT_MS: 'ms',
+  NOTIF_SHUTDOWN_TIMEOUT_MS: 'ms',
+  NOTIF_MAX_EVENT_LOOP_DELAY_MS: 'ms',
+  NOTIF_IDEMPOTENCY_IN_FLIGHT_MS: 'ms',
+  NOTIF_LISTEN_HEARTBEAT_MS: 'ms',
+  NOTIF_STREAM_HEARTBEAT_MS: 'ms',
+  NOTIF_SCHEDULER_POLL_MS: 'ms',
+  NOTIF_RUN_LEASE_MS: 'ms',
+  NOTIF_MAX_HEAP_BYTES: 'bytes',
+  NOTIF_MAX_RSS_BYTES: 'bytes',
+  NOTIF_PG_POOL_SIZE: 'count',
+  NOTIF_MAX_STREAMS: 'count',
+  NOTIF_STREAMS_PER_SUBSCRIBER: 'count',
+  NOTIF_STREAMS_PER_ENVIRONMENT: 'count',
+};
+
+function checkNumberSettings() {
+  for (const [name, kind] of Object.entries(NUMBER_SETTINGS)) {
+    const value = process.env[name];
+    if (value === undefined || value === '') continue;
+    const n = Number(value);
+    if (!(n > 0) || !Number.isFinite(n) || (kind == 'count' && !Number.isInteger(n)))
+      throw new UsageError(`${name} must be a positive ${kind == 'count' ? 'whole number' : kind == 'ms' ? 'number of milliseconds' : 'number of bytes'}, not '${value}'`);
+  }
+  const sweep = process.env.NOTIF_CHANGE_SWEEP_MS;
+  if (sweep !== undefined && sweep !== '' && !(Number(sweep) >= 0 && Number.isFinite(Number(sweep))))
+    throw new UsageError(`NOTIF_CHANGE_SWEEP_MS must be a number of milliseconds (0: never), not '${sweep}'`);
 }
 
 function feedCacheBytes(megabytes: string | undefined): number | undefined {

@@ -1,0 +1,45 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { TestServer } from './helpers.ts';
+
+// `serve` refuses a numeric setting it cannot use (exit 2, the setting named) instead of taking a
+// negative value as is or a misspelt one as the default without a word.
+
+/** Runs `serve` on an in-memory database with `env` added; what it printed and its exit code (it is ended after 20 s). */
+function serve(env: Record<string, string>) {
+  const { DATABASE_URL: _, ...inherited } = process.env;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', ':memory:', '--no-seed'], {
+    env: { ...inherited, ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { code: run.status, out: run.stdout + run.stderr };
+}
+
+describe('numeric settings', () => {
+  for (const [name, value, says] of [
+    ['NOTIF_LISTEN_HEARTBEAT_MS', '-1', /NOTIF_LISTEN_HEARTBEAT_MS must be a positive number of milliseconds, not '-1'/],
+    ['NOTIF_PG_POOL_SIZE', 'ten', /NOTIF_PG_POOL_SIZE must be a positive whole number, not 'ten'/],
+    ['NOTIF_MAX_STREAMS', '2.5', /NOTIF_MAX_STREAMS must be a positive whole number, not '2.5'/],
+    ['NOTIF_MAX_HEAP_BYTES', '0', /NOTIF_MAX_HEAP_BYTES must be a positive number of bytes, not '0'/],
+    ['NOTIF_SHUTDOWN_TIMEOUT_MS', 'Infinity', /NOTIF_SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds/],
+    ['NOTIF_CHANGE_SWEEP_MS', '-5', /NOTIF_CHANGE_SWEEP_MS must be a number of milliseconds \(0: never\), not '-5'/],
+  ] as const) {
+    it(`refuses ${name}=${value} with a usage error naming it`, () => {
+      const { code, out } = serve({ [name]: value });
+      assert.equal(code, 2, out);
+      assert.match(out, says);
+      assert.doesNotMatch(out, /listening on/);
+    });
+  }
+
+  it('starts with 0 where 0 means never, and with a setting set empty (as unset)', async () => {
+    const server = await new TestServer({ NOTIF_CHANGE_SWEEP_MS: '0', NOTIF_LISTEN_HEARTBEAT_MS: '', NOTIF_MAX_STREAMS: '20' }).start(['--no-seed']);
+    try {
+      assert.equal((await server.get('/health')).status, 200);
+    } finally {
+      await server.dispose();
+    }
+  });
+});
