@@ -60,10 +60,11 @@ console.log(
 // the "N new" count in the list's own order (createdAt, then _id: messages made at the same time as
 // the first one shown count too; a fix), to 22,903 B and 15,777 B; the stream's retry under 500 ms
 // ignored again (a fix: `retry: 1` on a stream that ends after its first event was hundreds of
-// requests a second), to 22,910 B and 15,783 B.
+// requests a second), to 22,910 B and 15,783 B; the "N new" count starting again when the feed's
+// tab changes (a fix), to 22,922 B and 15,791 B.
 // Until that is decided, a budget that is exceeded is reported as a TODO, and those figures are a
 // ceiling that fails the run if either build grows at all.
-const CEILING = { scriptTag: 22_910, es: 15_783 };
+const CEILING = { scriptTag: 22_922, es: 15_791 };
 
 for (const [name, key] of [
   ['script-tag file (dist/notif-inbox.min.js, Lit inside)', 'scriptTag'],
@@ -110,8 +111,10 @@ test(`notif-inbox/notif-preferences over the ES build <= ${BUDGETS.preferences} 
 // on the scroll's own layout; 716 B and 673 B with the "N new" button focusing the newest message
 // through the keys' path (a fix: focus fell to the page when the button went); 714 B and 674 B with
 // the "N new" count in the list's own order (a fix: equal createdAt went uncounted); 721 B and 680 B
-// with the stream's retry under 500 ms ignored again (a fix: a reconnect storm with `retry: 1`).
-const LIVE_CEILING = { scriptTag: 721, es: 680 };
+// with the stream's retry under 500 ms ignored again (a fix: a reconnect storm with `retry: 1`);
+// 733 B and 688 B with the "N new" count starting again when the feed's tab changes (a fix: read
+// messages counted as new after Unread -> All on a page scrolled down).
+const LIVE_CEILING = { scriptTag: 733, es: 688 };
 const live: { scriptTag: Figure; es: Figure } = await measureLive(figures);
 console.log(`# live updates: script-tag +${live.scriptTag.gzip} B gzip; ES +${live.es.gzip} B gzip`);
 for (const [name, key] of [

@@ -492,6 +492,41 @@ describe('live: the stream', () => {
     await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button');
   });
 
+  it('a page feed switched from Unread to All while scrolled down counts no read message as new', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 30, 'Msg');
+    const client = await api();
+    // Every other message read: All shows 15 read ones among the Unread tab's 15.
+    const { data } = await client.feed(sub, { limit: 30 });
+    await client.markAs(sub, { messageId: data.filter((_, i) => i % 2 == 0).map((m) => m._id), markAs: 'read' });
+    const { baseUrl, apiKey } = await testServer();
+    const wrap = await fixture<HTMLElement>(html`<div><p style="block-size: 300px; margin: 0">Above the feed</p>
+      <notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} page-size="30"></notif-feed>
+      <p style="block-size: 3000px">Below</p></div>`);
+    const feed = new FeedHarness(wrap.querySelector<NotifFeed>('notif-feed')!);
+    await waitFor(() => feed.loadedIds.length === 30 && feed.messages.length > 3, '30 messages loaded, rows shown');
+    const tabs = () => [...feed.root.querySelectorAll<HTMLButtonElement>('.tab')];
+    const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    try {
+      tabs()[1]!.click();
+      await waitFor(() => tabs()[1]!.getAttribute('aria-selected') === 'true', 'the Unread tab');
+      window.scrollTo(0, 900);
+      await waitFor(() => window.scrollY > 0, 'the page scrolled');
+      await frames();
+      tabs()[0]!.click();
+      await waitFor(() => tabs()[0]!.getAttribute('aria-selected') === 'true', 'the All tab');
+      await frames();
+      // (Its text, not the element: chai's message for an element of a shadow tree took minutes.)
+      expect(pill()?.textContent ?? null, 'no "new" button: nothing arrived').to.equal(null);
+      // Arrivals after the switch are counted against the All tab's own first message.
+      await triggerMany(workflowId, sub, 2, 'Fresh');
+      await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', LIVE_WAIT);
+    } finally {
+      window.scrollTo(0, 0);
+    }
+  });
+
   it('the "N new" button stays above the rows scrolling under it, their CTA buttons too', async () => {
     const withButtons = await createWorkflow({
       inApp: { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Accept' }, secondaryAction: { label: 'Decline' } } as never,

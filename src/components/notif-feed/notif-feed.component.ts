@@ -154,6 +154,7 @@ export class NotifFeed extends InboxElement {
   #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
   /** The first message shown as of the list's top last in view, and how many shown now come before it (above it, newer). */
   #top?: Message;
+  #tab?: string;
   #new?: number;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
   #declined = new WeakSet<Message>();
@@ -260,7 +261,8 @@ export class NotifFeed extends InboxElement {
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.#shown();
     // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
-    if (!this.#window.scrolled || !this.#top) this.#top = messages[0];
+    // Another tab's list (switched here or by an element sharing the store) starts again from its first.
+    if (!this.#window.scrolled || !this.#top || this.#tab != this.state?.tab) (this.#top = messages[0]), (this.#tab = this.state?.tab);
     this.#new = messages.filter((m) => newestFirst(m, this.#top!) < 0).length;
   }
 
