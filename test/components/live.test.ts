@@ -390,21 +390,32 @@ describe('live: the stream', () => {
 
   /** A live bell's popover open on 20 messages of `workflow`, its panel scrolled down and laid out. */
   async function scrolledPopover(workflow: string) {
+    const open = await livePopover(workflow);
+    return { ...open, panel: await scrollDown(open.feed) };
+  }
+
+  /** A live bell (its requests through `fetch`, when given) with its popover open on 20 messages of `workflow`. */
+  async function livePopover(workflow: string, fetch?: typeof globalThis.fetch) {
     const sub = await uniqueSubscriber();
     await triggerMany(workflow, sub, 20, 'Old');
     const { baseUrl, apiKey } = await testServer();
-    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL}></notif-bell>`);
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} .fetch=${fetch}></notif-bell>`);
     const bell = new BellHarness(el);
     await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
     await bell.open();
     const feed = bell.feed;
     await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
+    return { sub, bell, feed };
+  }
+
+  /** Scrolls the popover's panel down and lets the list window lay it out; the panel. */
+  async function scrollDown(feed: FeedHarness) {
     const panel = feed.root.querySelector<HTMLElement>('#panel')!;
     panel.scrollTop = 600;
     await waitFor(() => panel.scrollTop > 0, 'scrolled');
     // The list window lays out a scroll in the next frame (and knows the list is scrolled from then).
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    return { sub, bell, feed, panel };
+    return panel;
   }
 
   it('a feed scrolled down shows "N new" for messages arriving above, and it scrolls up to them', async () => {
@@ -472,20 +483,9 @@ describe('live: the stream', () => {
         : stamp(await res.text());
       return new Response(body, { status: res.status, headers: res.headers });
     };
-    const sub = await uniqueSubscriber();
-    await triggerMany(workflowId, sub, 20, 'Old');
-    const { baseUrl, apiKey } = await testServer();
-    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} .fetch=${coarse}></notif-bell>`);
-    const bell = new BellHarness(el);
-    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream');
-    await bell.open();
-    const feed = bell.feed;
-    await waitFor(() => feed.loadedIds.length === 20 && feed.messages.length > 3, '20 messages loaded, rows shown');
+    const { sub, feed } = await livePopover(workflowId, coarse);
     expect(feed.messages[0]!.subject, 'equal times: the newest first by _id').to.equal('Old 19');
-    const panel = feed.root.querySelector<HTMLElement>('#panel')!;
-    panel.scrollTop = 600;
-    await waitFor(() => panel.scrollTop > 0, 'scrolled');
-    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await scrollDown(feed);
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
     await triggerMany(workflowId, sub, 2, 'Fresh');
     await waitFor(() => feed.loadedIds.length === 22, 'the two new messages loaded', LIVE_WAIT);

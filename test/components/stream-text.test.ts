@@ -20,21 +20,22 @@ describe('the stream text', () => {
   });
   after(() => restoreVisibility());
 
+  /** A fetch that writes down every URL it is asked for in `requests` and passes the stream's text through `transform`. */
+  const editingFetch =
+    (requests: string[], transform: TransformerTransformCallback<string, string>) => async (u: RequestInfo | URL, i?: RequestInit) => {
+      requests.push(String(u));
+      const res = await fetch(u, i);
+      if (!String(u).includes('/notifications/stream') || !res.ok) return res;
+      const body = res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new TransformStream({ transform })).pipeThrough(new TextEncoderStream());
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+
   /** A bell whose stream's text goes through `edit`; its feed open. */
   async function bellWith(edit: (text: string) => string) {
     const sub = await uniqueSubscriber();
     const { baseUrl, apiKey } = await testServer();
     const requests: string[] = [];
-    const fetchEdited = async (u: RequestInfo | URL, i?: RequestInit) => {
-      requests.push(String(u));
-      const res = await fetch(u, i);
-      if (!String(u).includes('/notifications/stream') || !res.ok) return res;
-      const body = res
-        .body!.pipeThrough(new TextDecoderStream())
-        .pipeThrough(new TransformStream<string, string>({ transform: (chunk, out) => out.enqueue(edit(chunk)) }))
-        .pipeThrough(new TextEncoderStream());
-      return new Response(body, { status: res.status, headers: res.headers });
-    };
+    const fetchEdited = editingFetch(requests, (chunk, out) => out.enqueue(edit(chunk)));
     const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} no-auto-seen
       .fetch=${fetchEdited}></notif-bell>`);
     const bell = new BellHarness(el);
@@ -74,23 +75,10 @@ describe('the stream text', () => {
     const sub = await uniqueSubscriber();
     const { baseUrl, apiKey } = await testServer();
     const requests: string[] = [];
-    const cutShort = async (u: RequestInfo | URL, i?: RequestInit) => {
-      requests.push(String(u));
-      const res = await fetch(u, i);
-      if (!String(u).includes('/notifications/stream') || !res.ok) return res;
-      const body = res
-        .body!.pipeThrough(new TextDecoderStream())
-        .pipeThrough(
-          new TransformStream<string, string>({
-            transform: (chunk, out) => {
-              out.enqueue(chunk.replace(/^retry: \d+/m, 'retry: 1'));
-              if (chunk.includes('data:')) out.terminate();
-            },
-          }),
-        )
-        .pipeThrough(new TextEncoderStream());
-      return new Response(body, { status: res.status, headers: res.headers });
-    };
+    const cutShort = editingFetch(requests, (chunk, out) => {
+      out.enqueue(chunk.replace(/^retry: \d+/m, 'retry: 1'));
+      if (chunk.includes('data:')) out.terminate();
+    });
     await trigger(workflowId, sub, { title: 'One', body: 'b' }); // known to the service: it has a stream
     const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} .fetch=${cutShort}></notif-bell>`);
     const bell = new BellHarness(el);
