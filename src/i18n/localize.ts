@@ -67,6 +67,9 @@ export const formatDate = (date: Date, locale: string): string =>
 
 export const formatNumber = (n: number, locale: string): string => intl(Intl.NumberFormat, locale).format(n);
 
+/** "`n` new notifications" in `locale`'s language (the live region's announcement, the feed's "new" button). */
+export const newNotifications = (locale: string, n: number): string => translationFor(locale).newNotifications(n, formatNumber(n, locale));
+
 /** A count as a badge shows it: the number, or "99+" past `max`. */
 export const formatCount = (n: number, locale: string, max = 99): string =>
   n > max ? formatNumber(max, locale) + '+' : formatNumber(n, locale);

@@ -1,7 +1,7 @@
 import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi } from '../store/types.ts';
 import { getInboxStore } from '../store/index.ts';
-import { formatNumber, localeOf, translationFor } from '../i18n/localize.ts';
+import { localeOf, newNotifications } from '../i18n/localize.ts';
 import { NotifElement, emit } from './base-element.ts';
 import { warnApiKeyOnce } from './url.ts';
 import type { MessageRenderer } from '../components/notif-message/notif-message.component.ts';
@@ -129,10 +129,9 @@ export class InboxElement extends NotifElement {
   /** Announces what is pending, then keeps quiet for ANNOUNCE_INTERVAL (and clears the region after). */
   #flush = () => {
     const n = this.#pending;
-    const locale = localeOf(this);
     this.#pending = 0;
     this.#timer = n && setTimeout(this.#flush, ANNOUNCE_INTERVAL);
-    this.#said = n ? translationFor(locale).newNotifications(n, formatNumber(n, locale)) : '';
+    this.#said = n ? newNotifications(localeOf(this), n) : '';
     this.requestUpdate();
   };
 

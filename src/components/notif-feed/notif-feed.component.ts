@@ -3,7 +3,7 @@ import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi } from '../../store/types.ts';
 import { newestFirst } from '../../store/store.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { errorHint, formatNumber, localeOf, translationFor } from '../../i18n/localize.ts';
+import { errorHint, localeOf, newNotifications, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -144,17 +144,18 @@ export class NotifFeed extends InboxElement {
       return li;
     },
     () => this.#panel,
-    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, and more messages load at the end.
+    // Rows came and went (in a layout the list window did on its own too): their custom pieces follow, more messages load
+    // at the end, and the "new" button goes once the list's top is in view.
     () => {
       this.#render();
       if (this.#window.atEnd) void this.#pump();
+      if (this.#new && !this.#window.scrolled) this.requestUpdate();
     },
   );
-  /** A scroll or a resize: the list is laid out in the next frame; the "new" button goes once the list's top is in view. */
-  #layout = () => void this.#window.layout().then(() => this.#new && !this.#window.scrolled && this.requestUpdate());
+  /** A scroll or a resize: the list is laid out in the next frame. */
+  #layout = () => void this.#window.layout();
   /** The first message shown as of the list's top last in view, and how many shown now come before it (above it, newer). */
   #top?: Message;
-  #tab?: string;
   #new?: number;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
   #declined = new WeakSet<Message>();
@@ -261,8 +262,9 @@ export class NotifFeed extends InboxElement {
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.#shown();
     // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
-    // Another tab's list (switched here or by an element sharing the store) starts again from its first.
-    if (!this.#window.scrolled || !this.#top || this.#tab != this.state?.tab) (this.#top = messages[0]), (this.#tab = this.state?.tab);
+    // A list being loaded (another tab's, switched here or by an element sharing the store: the store
+    // empties the list first) starts again from its first message.
+    if (!this.#window.scrolled || !this.#top || !this.state?.loaded) this.#top = messages[0];
     this.#new = messages.filter((m) => newestFirst(m, this.#top!) < 0).length;
   }
 
@@ -338,7 +340,7 @@ export class NotifFeed extends InboxElement {
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
-            ? html`<button part="new-button" class="new" @click=${() => this.#focus(this.#shown()[0]!._id)}>${t.newNotifications(this.#new, formatNumber(this.#new, locale))}</button>`
+            ? html`<button part="new-button" class="new" @click=${() => this.#focus(0)}>${newNotifications(locale, this.#new)}</button>`
             : nothing
         }${this.#renderBody(state, t)}${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
@@ -401,15 +403,15 @@ export class NotifFeed extends InboxElement {
       tab.focus();
       return tab.click();
     }
-    this.#focus(messages[j]!._id);
+    this.#focus(j);
   }
 
   /**
    * Moves the tab stop to a message and focuses it: a key, or the "new" button (which goes once the
    * list's top is in view: focus goes with the reader to the newest message, not to the page).
    */
-  #focus(id: string) {
-    this.#activeId = id;
+  #focus(index: number) {
+    const id = (this.#activeId = this.#shown()[index]!._id);
     this.requestUpdate();
     // The new tab stop is pinned, so rendered (where it belongs); focusing it scrolls it into view.
     void this.updateComplete
