@@ -64,8 +64,8 @@ const merge = (base: readonly Message[], incoming: readonly Message[], known = b
 };
 
 const aborted = (e: unknown) => (e as Error)?.name === 'AbortError';
-/** Exponential backoff with jitter from `base` after `n` failures (at most 5 min), or `Retry-After` when longer. */
-const backoff = (base: number, n: number, retryAfter = 0) => Math.max(Math.min(MAX_BACKOFF, base * 2 ** n) * (0.5 + Math.random() / 2), retryAfter * 1000);
+/** Exponential backoff with jitter from `base` after `n` failures (at most 5 min), or the last failure's `Retry-After` when longer. */
+const backoff = (base: number, n: number, failure?: NotifApiError) => Math.max(Math.min(MAX_BACKOFF, base * 2 ** n) * (0.5 + Math.random() / 2), (failure?.retryAfter ?? 0) * 1000);
 /** Heard on the window: visibilitychange bubbles to it from the document. */
 const WINDOW_EVENTS = ['visibilitychange', 'focus', 'online', 'offline'];
 
@@ -309,6 +309,25 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#stream = this.#live = this.#later = void clearTimeout(this.#later);
   }
 
+  #post(note: Note) {
+    this.#channel?.postMessage(note);
+  }
+
+  /** Applies a change of messages and count. */
+  #sync({ upsert = [], remove = [], all, count }: Sync) {
+    const byId = new Map(upsert.map((m) => [m._id, m]));
+    const messages = this.state.messages.filter((m) => !remove.includes(m._id)).map((m) => byId.get(m._id) ?? (all ? { ...m, ...all } : m));
+    this.#set({ messages, unseenCount: count });
+  }
+
+  /** Applies a change here and tells the other tabs. */
+  #share(note: Sync) {
+    this.#sync(note);
+    this.#post(note);
+  }
+
+  // ---- freshness ----
+
   /**
    * The leader holds the service's stream (read with fetch, so headers and an app's fetch apply)
    * and relays each event to the other tabs. It asks for it after each count it fetched (the
@@ -341,8 +360,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       await res.body!.pipeThrough(new TextDecoderStream()).pipeTo(new WritableStream({ write: read }));
       throw 0; // the service ended it
     } catch (e) {
+      const { status } = e as NotifApiError;
       if (ctrl != this.#stream) return; // closed on purpose
-      const { status, retryAfter } = e as NotifApiError;
       // 404, 405, 501: a server without the stream, polled from now on; 401, 403: refused, and not
       // asked again either (the stream is asked for just after a count was answered: the polls go
       // on, and one refused halts the store). The stream stays set, so this tab does not ask again
@@ -351,7 +370,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       this.#stream = this.#live = undefined;
       if (this.#hidden) return this.#resign();
       void this.#poll();
-      this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry || 1000, this.#drops++, retryAfter));
+      this.#later = setTimeout(() => ((this.#later = undefined), this.#listen()), backoff(this.#retry || 1000, this.#drops++, e as NotifApiError));
     }
   }
 
@@ -380,42 +399,23 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** An event of the stream (its data, parsed), in every tab. */
   #onLive({ id, count, message }: Live) {
     if (id) this.#resume = { 'last-event-id': id };
-    if (count != null) return this.#countChanged(count);
-    // A refetch, or a new message: the first page is stale even when the count says nothing (a
-    // mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
-    this.#refetch();
-    if (!message) return;
+    // A count; else a new message or a refetch: the first page is stale even when the count says
+    // nothing (a mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
+    if (count != null) this.#countChanged(count);
+    else this.#refetch();
     // Every new message of the subscriber, once per browser (whatever feeds show it; a message's id
     // is unique to it): the first tab to take this message's lock tells the page (a visible tab
     // first: hidden ones try a moment later), and keeps it a while so later tabs find it taken.
     const tell = () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } }));
-    if (!this.#channel) tell();
-    else
+    if (message)
       setTimeout(
         () =>
-          navigator.locks.request('notif:' + message._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4)))),
+          this.#channel
+            ? navigator.locks.request('notif:' + message._id, { ifAvailable: true }, (lock) => lock && (tell(), new Promise((r) => setTimeout(r, 1e4))))
+            : tell(),
         this.#hidden ? 99 : 0,
       );
   }
-
-  #post(note: Note) {
-    this.#channel?.postMessage(note);
-  }
-
-  /** Applies a change of messages and count. */
-  #sync({ upsert = [], remove = [], all, count }: Sync) {
-    const byId = new Map(upsert.map((m) => [m._id, m]));
-    const messages = this.state.messages.filter((m) => !remove.includes(m._id)).map((m) => byId.get(m._id) ?? (all ? { ...m, ...all } : m));
-    this.#set({ messages, unseenCount: count });
-  }
-
-  /** Applies a change here and tells the other tabs. */
-  #share(note: Sync) {
-    this.#sync(note);
-    this.#post(note);
-  }
-
-  // ---- freshness ----
 
   #schedule(delay = this.#interval) {
     clearTimeout(this.#timer);
@@ -435,7 +435,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       }
       if (!err.status) this.#set({ status: 'offline' });
       // (404: no such subscriber yet, not a failure: asked again at the usual pace.)
-      this.#schedule(err.status == 404 ? undefined : backoff(this.#interval, ++this.#failures, err.retryAfter));
+      this.#schedule(err.status == 404 ? undefined : backoff(this.#interval, ++this.#failures, err));
     }
   }
 
