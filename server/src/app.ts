@@ -7,7 +7,7 @@ import underPressure from '@fastify/under-pressure';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Db } from './db/index.ts';
+import { databaseUnavailable, type Db } from './db/index.ts';
 import { KeyResolver, type Tenant } from './auth.ts';
 import { errorBody, errorMessage, HttpError, type FieldErrors } from './errors.ts';
 import { compression } from './compress.ts';
@@ -307,6 +307,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   // of the onSend hooks, so the others see the answer as written.
   compression(app);
 
+  let unavailableSaid = 0;
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const path = request.url;
     if (error.validation) {
@@ -319,6 +320,13 @@ export async function buildApp(config: AppConfig): Promise<App> {
       return reply
         .code(error.statusCode)
         .send(errorBody(error.statusCode, error.message, path, error.errors ? { errors: error.errors } : undefined));
+    }
+    // The database unreachable or gone silent (a failover, a restart, a partition): worth trying again soon.
+    if (databaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      // Without a logger, on the console at most once in 10 s: an outage fails every request.
+      if (!config.logger && Date.now() - unavailableSaid > 10_000) (unavailableSaid = Date.now()), console.error(`database unavailable: ${error.message}`);
+      return reply.code(503).header('retry-after', '1').send(errorBody(503, 'The database is unavailable; try again', path));
     }
     const status = error.statusCode;
     // 503: overloaded (under-pressure, which set Retry-After) or closing; not an unexpected error.

@@ -219,6 +219,8 @@ const NUMBER_SETTINGS: Record<string, 'ms' | 'count' | 'bytes'> = {
   NOTIF_MAX_HEAP_BYTES: 'bytes',
   NOTIF_MAX_RSS_BYTES: 'bytes',
   NOTIF_PG_POOL_SIZE: 'count',
+  NOTIF_PG_QUERY_TIMEOUT_MS: 'ms',
+  NOTIF_PG_CONNECT_TIMEOUT_MS: 'ms',
   NOTIF_MAX_STREAMS: 'count',
   NOTIF_STREAMS_PER_SUBSCRIBER: 'count',
   NOTIF_STREAMS_PER_ENVIRONMENT: 'count',

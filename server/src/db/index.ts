@@ -52,10 +52,13 @@ export interface DbOptions {
 
 /** Opens the database and brings its schema up to date. */
 export async function openDatabase({ location }: DbOptions): Promise<Db> {
-  const db = /^postgres(ql)?:\/\//.test(location) ? await openPostgres(location) : openSqlite(location);
+  if (/^postgres(ql)?:\/\//.test(location)) {
+    await migratePostgres(location);
+    return openPostgres(location);
+  }
+  const db = openSqlite(location);
   try {
-    if (db.dialect === 'postgres') await withAdvisoryLock(db.kysely, MIGRATION_LOCK, () => migrate(db.kysely));
-    else await migrate(db.kysely);
+    await migrate(db.kysely);
   } catch (err) {
     await db.close();
     throw err;
@@ -104,13 +107,56 @@ function withStatementCache(sqlite: SQLite.Database) {
   };
 }
 
+/**
+ * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS, default 30 s) and a
+ * connection may take to open (NOTIF_PG_CONNECT_TIMEOUT_MS, default 10 s). Migrations run on a
+ * connection of their own, without the first: a long one is not cut.
+ */
+const QUERY_TIMEOUT_MS = Number(process.env.NOTIF_PG_QUERY_TIMEOUT_MS) || 30_000;
+const CONNECT_TIMEOUT_MS = Number(process.env.NOTIF_PG_CONNECT_TIMEOUT_MS) || 10_000;
+
+/** The database stopped answering a query (QUERY_TIMEOUT_MS). */
+export class DatabaseUnavailable extends Error {}
+
+/**
+ * Whether a request failed because the database could not be reached or let its connection go: a
+ * query unanswered, a connection refused, reset, ended, or not opened in time, the server shutting
+ * down or starting (SQLSTATE 57P01 to 57P03) or a connection exception (class 08). The request may
+ * be tried again: a 503, not an unexpected error.
+ */
+export const databaseUnavailable = (err: unknown): boolean => {
+  if (err instanceof DatabaseUnavailable) return true;
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (typeof code == 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57P0[123]|08...)$/.test(code)) ||
+    (typeof message == 'string' && /^(Connection terminated|timeout exceeded when trying to connect)/.test(message))
+  );
+};
+
+/**
+ * Brings a PostgreSQL database's schema up to date, one process at a time, on connections of its own
+ * with no query timeout (two: the lock's, and the migrator's).
+ */
+async function migratePostgres(url: string) {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max: 2, application_name: 'notif-inbox migrate', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+  pool.on('error', () => {}); // a connection lost fails the migration's query
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    await withAdvisoryLock(kysely, MIGRATION_LOCK, () => migrate(kysely));
+  } finally {
+    await kysely.destroy();
+  }
+}
+
 async function openPostgres(url: string): Promise<Db> {
   const { default: pg } = await import('pg');
   // int8 (bigint columns: epoch milliseconds; count(*)) fits in a double: read it as a number, as
   // better-sqlite3 does, so the same code sees the same types on both databases.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
   const max = Number(process.env.NOTIF_PG_POOL_SIZE) || 10;
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'notif-inbox', ...TCP_KEEPALIVE });
+  const pool = new pg.Pool({ connectionString: url, max, application_name: 'notif-inbox', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+  const unwatch = watchConnections(pool);
   // An idle connection the server drops (restart, failover, an administrator) must not take the
   // process down; the pool replaces it on the next query.
   pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
@@ -146,10 +192,43 @@ async function openPostgres(url: string): Promise<Db> {
     changes,
     unready: () => unready(kysely),
     close: async () => {
+      unwatch();
       await changes.close();
       await kysely.destroy();
     },
   };
+}
+
+/**
+ * Watches the pool's connections. One whose query has gone unanswered for QUERY_TIMEOUT_MS is
+ * destroyed: a connection gone silent (a host that died hard, a partition, a NAT or firewall dropping
+ * its state) never errors on its own, and TCP would retry the query's packets for about 15 minutes.
+ * The query fails (the request answers 503), the pool lets the connection go and opens another for
+ * the next. A sweep a quarter of the timeout apart finds them, so a query costs nothing more (a timer
+ * of each query's own measured a few percent of the unseen count's throughput). Every connection's
+ * errors are heard too: the pool listens only while a connection is idle, and an error emitted while a
+ * query holds it (a reset during a failover) would be thrown, taking the process down; the query
+ * fails with it all the same. Returns what stops the sweep.
+ */
+function watchConnections(pool: import('pg').Pool): () => void {
+  const watched = new Map<import('pg').PoolClient, { query?: unknown; since: number }>();
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    watched.set(client, { since: 0 });
+  });
+  pool.on('remove', (client) => watched.delete(client));
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [client, seen] of watched) {
+      // (pg's own: the query on the wire, or undefined)
+      const query = (client as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
+      if (query !== seen.query) (seen.query = query), (seen.since = now);
+      else if (query && now - seen.since >= QUERY_TIMEOUT_MS)
+        client.connection.stream.destroy(new DatabaseUnavailable(`the database did not answer within ${QUERY_TIMEOUT_MS} ms`));
+    }
+  }, QUERY_TIMEOUT_MS / 4);
+  sweep.unref();
+  return () => clearInterval(sweep);
 }
 
 /** How many distinct texts `prepared` names (see Db.prepared). */
