@@ -323,10 +323,10 @@ export async function buildApp(config: AppConfig): Promise<App> {
     }
     // The database unreachable or gone silent (a failover, a restart, a partition): worth trying again soon.
     if (databaseUnavailable(error)) {
-      request.log.warn({ err: error }, 'database unavailable');
+      request.log.warn({ err: error }, 'database unavailable or busy');
       // Without a logger, on the console at most once in 10 s: an outage fails every request.
-      if (!config.logger && Date.now() - unavailableSaid > 10_000) (unavailableSaid = Date.now()), console.error(`database unavailable: ${error.message}`);
-      return reply.code(503).header('retry-after', '1').send(errorBody(503, 'The database is unavailable; try again', path));
+      if (!config.logger && Date.now() - unavailableSaid > 10_000) (unavailableSaid = Date.now()), console.error(`database unavailable or busy: ${error.message}`);
+      return reply.code(503).header('retry-after', '1').send(errorBody(503, 'The database is unavailable or busy; try again', path));
     }
     const status = error.statusCode;
     // 503: overloaded (under-pressure, which set Retry-After) or closing; not an unexpected error.

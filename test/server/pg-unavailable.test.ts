@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from './helpers.ts';
 import { ensureSubscriber } from './fixtures.ts';
+import pg from 'pg';
 import { startPgProxy } from './pg-proxy.ts';
 import { waitFor } from './engine-fixtures.ts';
 
@@ -23,7 +24,8 @@ describe('the database going away under the service', { skip: !PG && 'needs TEST
   const unseen = () => a.get('/v1/subscribers/pg-sub/notifications/unseen');
 
   before(async () => {
-    b = await new TestServer().start();
+    // (No scheduler on B either: its backends would wait for the locks below too.)
+    b = await new TestServer().start(['--no-seed', '--no-scheduler']);
     await ensureSubscriber(b, 'pg-sub');
     proxy = await startPgProxy(new URL(b.dbPath));
     a = await new TestServer({ NOTIF_PG_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS), NOTIF_PG_POOL_SIZE: String(POOL) }, proxy.through(b.dbPath)).start([
@@ -77,7 +79,7 @@ describe('the database going away under the service', { skip: !PG && 'needs TEST
     assert.equal(r.headers.get('retry-after'), '1');
     assert.equal(r.body.statusCode, 503);
     assert.equal(r.body.error, 'Service Unavailable');
-    assert.match(r.body.message, /database is unavailable/);
+    assert.match(r.body.message, /database is unavailable or busy/);
     assert.equal(r.body.path, '/v1/subscribers/pg-sub/notifications/unseen');
     assert.ok(took >= QUERY_TIMEOUT_MS - 50 && took < QUERY_TIMEOUT_MS + 2000, `${took} ms`);
     await recovers(POOL * QUERY_TIMEOUT_MS + 3000);
@@ -105,5 +107,47 @@ describe('the database going away under the service', { skip: !PG && 'needs TEST
     assert.ok(took < QUERY_TIMEOUT_MS, `${took} ms: the reset, not the timeout`);
     await recovers(POOL * QUERY_TIMEOUT_MS + 3000);
     assert.doesNotMatch(a.output(), /ECONNRESET|uncaught|Unhandled/i);
+  });
+
+  /** Runs `fn` while another session holds `table` (as another version's migration may); returns how many of A's backends were left waiting for it. */
+  async function whileLocked(table: string, fn: () => Promise<void>): Promise<void> {
+    const locker = new pg.Client({ connectionString: b.dbPath });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query(`lock table ${table} in access exclusive mode`);
+      await fn();
+      const waiting = async () =>
+        (
+          await locker.query(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'notif-inbox' and wait_event_type = 'Lock'",
+          )
+        ).rows[0].n as number;
+      await waitFor('no backend of A left waiting for the lock', async () => (await waiting()) === 0 || undefined, 3000);
+    } finally {
+      await locker.query('rollback').catch(() => {});
+      await locker.end();
+    }
+  }
+
+  it('a query waiting for a lock: a 503 after the timeout, and the database cancels the query (no backend left waiting)', { timeout: 20_000 }, async (t) => {
+    await warm();
+    await whileLocked('messages', async () => {
+      const t0 = Date.now();
+      const r = await unseen();
+      t.diagnostic(`answered ${r.status} after ${Date.now() - t0} ms`);
+      assert.equal(r.status, 503, JSON.stringify(r.body));
+    });
+    await recovers(POOL * QUERY_TIMEOUT_MS + 3000);
+  });
+
+  it("a transaction's query waiting for a lock: a 503 too, not the 500 of the rollback that meets the lost connection", { timeout: 20_000 }, async () => {
+    await warm();
+    // Cancelling a trigger (endpoint 18) selects its jobs FOR UPDATE in a transaction.
+    await whileLocked('jobs', async () => {
+      const r = await a.request('DELETE', '/v1/events/trigger/pg-locked');
+      assert.equal(r.status, 503, JSON.stringify(r.body));
+    });
+    await recovers(POOL * QUERY_TIMEOUT_MS + 3000);
   });
 });

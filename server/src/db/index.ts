@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { connect } from 'node:net';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
@@ -119,8 +120,9 @@ const CONNECT_TIMEOUT_MS = Number(process.env.NOTIF_PG_CONNECT_TIMEOUT_MS) || 10
 export class DatabaseUnavailable extends Error {}
 
 /**
- * Whether a request failed because the database could not be reached or let its connection go: a
- * query unanswered, a connection refused, reset, ended, or not opened in time, the server shutting
+ * Whether a request failed because the database could not be reached, let its connection go or was
+ * too busy: a query unanswered or cancelled (57014), a connection refused, reset, ended, or not had
+ * in time (opened, or free in a pool that is full: NOTIF_PG_CONNECT_TIMEOUT_MS), the server shutting
  * down or starting (SQLSTATE 57P01 to 57P03) or a connection exception (class 08). The request may
  * be tried again: a 503, not an unexpected error.
  */
@@ -128,8 +130,11 @@ export const databaseUnavailable = (err: unknown): boolean => {
   if (err instanceof DatabaseUnavailable) return true;
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   return (
-    (typeof code == 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57P0[123]|08...)$/.test(code)) ||
-    (typeof message == 'string' && /^(Connection terminated|timeout exceeded when trying to connect)/.test(message))
+    (typeof code == 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57014|57P0[123]|08...)$/.test(code)) ||
+    // (pg's own: a connection ended or lost, waiting for a connection too long; the second when a
+    // transaction's rollback meets the connection its query lost, which Kysely throws in its place)
+    (typeof message == 'string' &&
+      /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/.test(message))
   );
 };
 
@@ -223,12 +228,35 @@ function watchConnections(pool: import('pg').Pool): () => void {
       // (pg's own: the query on the wire, or undefined)
       const query = (client as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
       if (query !== seen.query) (seen.query = query), (seen.since = now);
-      else if (query && now - seen.since >= QUERY_TIMEOUT_MS)
+      else if (query && now - seen.since >= QUERY_TIMEOUT_MS) {
+        // The server is asked to cancel it too: a backend waiting for a lock (another version's
+        // migration) or still working would go on without its client, and retries would pile up more.
+        cancelOnServer(client);
         client.connection.stream.destroy(new DatabaseUnavailable(`the database did not answer within ${QUERY_TIMEOUT_MS} ms`));
+      }
     }
   }, QUERY_TIMEOUT_MS / 4);
   sweep.unref();
   return () => clearInterval(sweep);
+}
+
+/**
+ * Asks the server to cancel what `client`'s backend runs: PostgreSQL's CancelRequest (its process id
+ * and secret key, which a pooler such as PgBouncer maps to its own), on a connection of its own that
+ * gives up after CONNECT_TIMEOUT_MS (a host that died hard answers nothing).
+ */
+function cancelOnServer(client: import('pg').PoolClient) {
+  const { host, port, processID, secretKey } = client as unknown as { host: string; port: number; processID?: number; secretKey?: number };
+  if (!processID) return;
+  const request = Buffer.alloc(16);
+  request.writeInt32BE(16, 0);
+  request.writeInt32BE(80877102, 4);
+  request.writeInt32BE(processID, 8);
+  request.writeInt32BE(secretKey!, 12);
+  const socket = host.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
+  socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy());
+  socket.on('error', () => {});
+  socket.on('connect', () => socket.end(request));
 }
 
 /** How many distinct texts `prepared` names (see Db.prepared). */
