@@ -2,7 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
-import type { NotifBell, NotifFeed } from '../../src/index.ts';
+import type { InboxStoreApi, NotifBell, NotifFeed } from '../../src/index.ts';
 import { BellHarness, FeedHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
 import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
@@ -492,15 +492,20 @@ describe('live: the stream', () => {
     await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button');
   });
 
-  it('a page feed switched from Unread to All while scrolled down counts no read message as new', async () => {
+  /**
+   * A page feed of 30 messages, every other one read (All shows 15 read ones among the Unread tab's
+   * 15), with a bell on the same store, in a page long enough to scroll; on the Unread tab, the page
+   * scrolled down past the feed's top.
+   */
+  async function halfReadPageFeed() {
     const sub = await uniqueSubscriber();
     await triggerMany(workflowId, sub, 30, 'Msg');
     const client = await api();
-    // Every other message read: All shows 15 read ones among the Unread tab's 15.
     const { data } = await client.feed(sub, { limit: 30 });
     await client.markAs(sub, { messageId: data.filter((_, i) => i % 2 == 0).map((m) => m._id), markAs: 'read' });
     const { baseUrl, apiKey } = await testServer();
-    const wrap = await fixture<HTMLElement>(html`<div><p style="block-size: 300px; margin: 0">Above the feed</p>
+    const wrap = await fixture<HTMLElement>(html`<div><notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} page-size="30"></notif-bell>
+      <p style="block-size: 300px; margin: 0">Above the feed</p>
       <notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} page-size="30"></notif-feed>
       <p style="block-size: 3000px">Below</p></div>`);
     const feed = new FeedHarness(wrap.querySelector<NotifFeed>('notif-feed')!);
@@ -508,12 +513,17 @@ describe('live: the stream', () => {
     const tabs = () => [...feed.root.querySelectorAll<HTMLButtonElement>('.tab')];
     const pill = () => feed.root.querySelector<HTMLButtonElement>('[part~="new-button"]');
     const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    tabs()[1]!.click();
+    await waitFor(() => tabs()[1]!.getAttribute('aria-selected') === 'true', 'the Unread tab');
+    window.scrollTo(0, 900);
+    await waitFor(() => window.scrollY > 0, 'the page scrolled');
+    await frames();
+    return { sub, wrap, feed, tabs, pill, frames, bell: wrap.querySelector<NotifBell>('notif-bell')! };
+  }
+
+  it('a page feed switched from Unread to All while scrolled down counts no read message as new', async () => {
+    const { sub, tabs, pill, frames } = await halfReadPageFeed();
     try {
-      tabs()[1]!.click();
-      await waitFor(() => tabs()[1]!.getAttribute('aria-selected') === 'true', 'the Unread tab');
-      window.scrollTo(0, 900);
-      await waitFor(() => window.scrollY > 0, 'the page scrolled');
-      await frames();
       tabs()[0]!.click();
       await waitFor(() => tabs()[0]!.getAttribute('aria-selected') === 'true', 'the All tab');
       await frames();
@@ -522,6 +532,26 @@ describe('live: the stream', () => {
       // Arrivals after the switch are counted against the All tab's own first message.
       await triggerMany(workflowId, sub, 2, 'Fresh');
       await waitFor(() => pill()?.textContent === '2 new notifications', 'the "2 new" button', LIVE_WAIT);
+    } finally {
+      window.scrollTo(0, 0);
+    }
+  });
+
+  it('a page feed taken out of the page while another element switches the tab, and put back, counts no read message as new', async () => {
+    const { wrap, feed, pill, frames, bell } = await halfReadPageFeed();
+    const el = feed.el;
+    const store = (bell as unknown as { inbox: InboxStoreApi }).inbox;
+    try {
+      // Out of the page (as a router that keeps it alive does), the bell on its store switches to All; then back.
+      const place = el.nextSibling;
+      el.remove();
+      store.setTab('all');
+      await waitFor(() => store.state.loaded && store.state.tab === 'all', "the All tab's first page");
+      wrap.insertBefore(el, place);
+      window.scrollTo(0, 900);
+      await waitFor(() => window.scrollY > 0 && feed.messages.length > 3, 'the page scrolled, rows shown');
+      await frames();
+      expect(pill()?.textContent ?? null, 'no "new" button: nothing arrived').to.equal(null);
     } finally {
       window.scrollTo(0, 0);
     }
