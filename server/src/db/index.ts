@@ -109,9 +109,9 @@ function withStatementCache(sqlite: SQLite.Database) {
 }
 
 /**
- * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS, default 30 s) and a
- * connection may take to open (NOTIF_PG_CONNECT_TIMEOUT_MS, default 10 s). Migrations run on a
- * connection of their own, without the first: a long one is not cut.
+ * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS, default 30 s), and how
+ * long a request may wait for a connection, new or freed in a full pool (NOTIF_PG_CONNECT_TIMEOUT_MS,
+ * default 10 s). Migrations run on connections of their own, without the first: a long one is not cut.
  */
 const QUERY_TIMEOUT_MS = Number(process.env.NOTIF_PG_QUERY_TIMEOUT_MS) || 30_000;
 const CONNECT_TIMEOUT_MS = Number(process.env.NOTIF_PG_CONNECT_TIMEOUT_MS) || 10_000;
@@ -243,7 +243,8 @@ function watchConnections(pool: import('pg').Pool): () => void {
 /**
  * Asks the server to cancel what `client`'s backend runs: PostgreSQL's CancelRequest (its process id
  * and secret key, which a pooler such as PgBouncer maps to its own), on a connection of its own that
- * gives up after CONNECT_TIMEOUT_MS (a host that died hard answers nothing).
+ * gives up after CONNECT_TIMEOUT_MS (a host that died hard answers nothing). A best effort: nothing
+ * waits for it, and nothing tells whether it was heard.
  */
 function cancelOnServer(client: import('pg').PoolClient) {
   const { host, port, processID, secretKey } = client as unknown as { host: string; port: number; processID?: number; secretKey?: number };
