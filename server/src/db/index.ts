@@ -139,12 +139,20 @@ export const databaseUnavailable = (err: unknown): boolean => {
 };
 
 /**
+ * A pool of `max` connections named `name` (application_name), each with TCP keepalive, and a request
+ * for one given up after CONNECT_TIMEOUT_MS: the settings of every pool of the service.
+ */
+async function newPool(url: string, name: string, max: number) {
+  const { default: pg } = await import('pg');
+  return new pg.Pool({ connectionString: url, max, application_name: name, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+}
+
+/**
  * Brings a PostgreSQL database's schema up to date, one process at a time, on connections of its own
  * with no query timeout (two: the lock's, and the migrator's).
  */
 async function migratePostgres(url: string) {
-  const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 2, application_name: 'notif-inbox migrate', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+  const pool = await newPool(url, 'notif-inbox migrate', 2);
   pool.on('error', () => {}); // a connection lost fails the migration's query
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
@@ -159,8 +167,7 @@ async function openPostgres(url: string): Promise<Db> {
   // int8 (bigint columns: epoch milliseconds; count(*)) fits in a double: read it as a number, as
   // better-sqlite3 does, so the same code sees the same types on both databases.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-  const max = Number(process.env.NOTIF_PG_POOL_SIZE) || 10;
-  const pool = new pg.Pool({ connectionString: url, max, application_name: 'notif-inbox', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+  const pool = await newPool(url, 'notif-inbox', Number(process.env.NOTIF_PG_POOL_SIZE) || 10);
   const unwatch = watchConnections(pool);
   // An idle connection the server drops (restart, failover, an administrator) must not take the
   // process down; the pool replaces it on the next query.

@@ -261,12 +261,12 @@ export class NotifFeed extends InboxElement {
     const set = HOOKS.filter((h) => hook(this.outer!, h));
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.#shown();
-    // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
     // An empty list starts again from the first message that comes: another tab's being loaded
     // (switched here or by an element sharing the store, which empties the list first), or none while
     // the element is out of the page (it renders once without its store: put back, its list may be
     // another tab's).
     if (!this.#window.scrolled || !this.#top || !messages[0]) this.#top = messages[0];
+    // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
     this.#new = messages.filter((m) => newestFirst(m, this.#top!) < 0).length;
   }
 
