@@ -81,17 +81,28 @@ export class NotifBell extends InboxElement {
 
   constructor() {
     super();
-    this.open = this.noAutoSeen = this.keepOpen = false;
-    // After the app's listeners have run (it may route and move focus): focus returns to the bell only if it is still inside.
+    this.open = false;
+    this.noAutoSeen = false;
+    this.keepOpen = false;
     // A message opened, or a CTA button that leads somewhere (followed, or routed by the app), closes it.
-    const close = () => this.keepOpen || queueMicrotask(() => void this.hide());
-    this.addEventListener('notif-message-click', close);
-    this.addEventListener('notif-action', (e) => e.detail.url && close());
+    this.addEventListener('notif-message-click', () => this.#closeAfterListeners());
+    this.addEventListener('notif-action', (e) => {
+      if (e.detail.url) this.#closeAfterListeners();
+    });
+  }
+
+  /**
+   * Closes the popover (unless `keep-open`) after the app's listeners have run (it may route and
+   * move focus): focus returns to the bell only if it is still inside.
+   */
+  #closeAfterListeners() {
+    if (!this.keepOpen) queueMicrotask(() => void this.hide());
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    this.#listen((this.open = false));
+    this.open = false;
+    this.#listen(false);
   }
 
   /** Opens the popover (marks everything seen unless `no-auto-seen`). */
@@ -127,7 +138,8 @@ export class NotifBell extends InboxElement {
     this.#prefs = false;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
     const focusInside = this.shadowRoot!.activeElement;
-    this.#listen((this.open = open));
+    this.open = open;
+    this.#listen(open);
     await this.updateComplete;
     const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
     // The state as it is now: a later call may have changed it meanwhile.

@@ -1,6 +1,6 @@
 import { html, nothing, render, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
-import type { InboxState, InboxStoreApi } from '../../store/types.ts';
+import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
 import { newestFirst } from '../../store/store.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { errorHint, localeOf, newNotifications, translationFor } from '../../i18n/localize.ts';
@@ -15,6 +15,12 @@ NotifMessage.define('notif-message');
 
 /** How long a message read in the Unread tab stays there (ms). */
 export const LINGER = 1500;
+/** A page that brought nothing is asked for again at most this many times while the view stays at the end. */
+const MAX_STALLS = 4;
+/** The first wait before a page that brought nothing is asked for again (ms); it doubles each time. */
+const STALL_BACKOFF = 250;
+/** Placeholder rows shown while the first page loads. */
+const SKELETON_ROWS = 5;
 
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
 const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
@@ -37,13 +43,23 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
 };
 
 /** An element's renderer of a piece (`render<Hook>`). */
-export const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
-/** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
-export type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
+export const hook = (element: InboxElement, piece: Hook): MessageRenderer | undefined => element[`render${piece}`];
+
+/** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup the renderer returned. */
+export interface Host {
+  element: HTMLElement;
+  message: Message;
+  renderer: MessageRenderer;
+  cleanup?: () => void;
+}
 
 /** custom-hosts.ts's renderer, once that module is loaded (it registers itself). */
 let renderHosts: typeof import('./custom-hosts.ts').renderHosts | undefined;
-export const setRenderHosts = (fn: NonNullable<typeof renderHosts>) => void (renderHosts = fn);
+
+/** Called by custom-hosts.ts as it loads. */
+export function setRenderHosts(render: NonNullable<typeof renderHosts>): void {
+  renderHosts = render;
+}
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -176,7 +192,9 @@ export class NotifFeed extends InboxElement {
       if (read && messageIds != 'all')
         for (const id of messageIds) {
           this.#lingering.add(id);
-          setTimeout(() => this.#lingering.delete(id) && this.requestUpdate(), LINGER);
+          setTimeout(() => {
+            if (this.#lingering.delete(id)) this.requestUpdate();
+          }, LINGER);
         }
     });
   }
@@ -246,7 +264,16 @@ export class NotifFeed extends InboxElement {
    */
   #render(gone?: boolean) {
     this.#hooksRendered = `${this.#hooks}`;
-    if (renderHosts) this.#hosts = renderHosts(this, this.outer!, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
+    if (renderHosts) {
+      this.#hosts = renderHosts({
+        feed: this,
+        outer: this.outer!,
+        previous: this.#hosts,
+        pieces: (custom) => this.#pieces(custom),
+        declined: this.#declined,
+        gone,
+      });
+    }
     // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
     else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks.length)
       void import('./custom-hosts.ts').then(() => this.#render());
@@ -298,9 +325,10 @@ export class NotifFeed extends InboxElement {
         await this.updateComplete;
         if (store.state.messages.length <= before) {
           // Stalled: retried with backoff (a stalled run still holds the pump; the timer fires later).
-          if (store.state.hasMore && this.#stalls < 4) {
+          if (store.state.hasMore && this.#stalls < MAX_STALLS) {
             clearTimeout(this.#stallTimer);
-            this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
+            this.#stallTimer = setTimeout(() => void this.#pump(), STALL_BACKOFF * 2 ** this.#stalls);
+            this.#stalls++;
           }
           break;
         }
@@ -329,7 +357,7 @@ export class NotifFeed extends InboxElement {
             : nothing}
         </header>
         <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>${(['all', 'unread'] as const).map(
-            (id, i) => html`<button
+            (id) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
               role="tab"
@@ -337,8 +365,8 @@ export class NotifFeed extends InboxElement {
               aria-selected=${id === tab}
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
-              @click=${() => (this.#panel?.scrollTo(0, 0), this.inbox?.setTab(id))}
-            >${i ? t.tabUnread : t.tabAll}</button>`,
+              @click=${() => this.#selectTab(id)}
+            >${id === 'unread' ? t.tabUnread : t.tabAll}</button>`,
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
@@ -347,6 +375,12 @@ export class NotifFeed extends InboxElement {
         }${this.#renderBody(state, t)}${
           state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
+  }
+
+  /** Shows a tab from its top. */
+  #selectTab(tab: InboxTab) {
+    this.#panel?.scrollTo(0, 0);
+    this.inbox?.setTab(tab);
   }
 
   #renderBody(state: InboxState | null, t: Translation) {
@@ -361,7 +395,7 @@ export class NotifFeed extends InboxElement {
     }
     if (!state?.loaded) {
       return html`<div part="skeleton"><slot name="loading">
-        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
+        <span class="sr-only">${t.loading}</span>${Array(SKELETON_ROWS).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
     const messages = this.#shown();

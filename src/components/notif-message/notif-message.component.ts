@@ -26,9 +26,20 @@ export function initials(text: string): string {
   return text.match(/(?<![\p{L}\p{N}])[\p{L}\p{N}]/gu)?.slice(0, 2).join('').toLocaleUpperCase() || '•';
 }
 
+/** Milliseconds between two renders of the connected messages' relative times. */
+const CLOCK_INTERVAL = 30_000;
 /** The connected messages, and the one clock that keeps their relative times current. */
 const ticking = new Set<NotifMessage>();
 let clock: ReturnType<typeof setInterval> | undefined;
+
+/** The longest subject, body or label shown, in characters (longer ones are cut, with an ellipsis). */
+const MAX_TEXT_LENGTH = 20_000;
+/** The longest CTA button label or actor name shown, in characters. */
+const MAX_LABEL_LENGTH = 200;
+/** At most this many CTA buttons are shown. */
+const MAX_BUTTONS = 4;
+/** How long opening a message waits, at most, for its read mark to reach the server before the page leaves (ms). */
+const REDIRECT_WAIT = 800;
 
 /**
  * What a custom renderer may do with its message, as the built-in controls do: optimistic, through
@@ -52,8 +63,11 @@ export interface MessageActions {
  */
 export type MessageRenderer = (host: HTMLElement, message: Message, actions: MessageActions) => void | false | (() => void);
 
-/** A string as shown (at most 20,000 characters); anything else is ''. */
-const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
+/** A string as shown (at most MAX_TEXT_LENGTH characters); anything else is ''. */
+function clip(text: unknown): string {
+  if (typeof text != 'string') return '';
+  return text.length > MAX_TEXT_LENGTH ? text.slice(0, MAX_TEXT_LENGTH) + '…' : text;
+}
 
 /**
  * @summary One notification: avatar, subject, body, relative time, unread dot, CTA buttons, and
@@ -146,13 +160,16 @@ export class NotifMessage extends NotifElement {
   override connectedCallback() {
     super.connectedCallback();
     ticking.add(this);
-    clock ||= setInterval(() => ticking.forEach((m) => m.requestUpdate()), 30_000);
+    if (!clock) clock = setInterval(() => ticking.forEach((message) => message.requestUpdate()), CLOCK_INTERVAL);
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
     ticking.delete(this);
-    if (!ticking.size) clock = clearInterval(clock) as undefined;
+    if (!ticking.size) {
+      clearInterval(clock);
+      clock = undefined;
+    }
   }
 
   /** Focuses the control that opens the message. */
@@ -172,13 +189,13 @@ export class NotifMessage extends NotifElement {
     const url = this.url;
     const tab = this.active ? 0 : -1;
     const src = safeImageSrc(m.avatar);
-    // The CTA buttons with a label (at most four shown); once the action is done, its result instead.
+    // The CTA buttons with a label (at most MAX_BUTTONS shown); once the action is done, its result instead.
     const action = m.cta?.action;
     const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((b) => clip(b?.content).trim()) as CtaButton[];
     const readLabel = m.read ? t.markUnread : t.markRead;
     // Initials only of a person the payload names (`actor`: a name, or an object with one); else an icon.
     const actor = (m.payload as { actor?: { name?: unknown } } | undefined)?.actor;
-    const who = clip(typeof actor == 'object' ? actor?.name : actor).slice(0, 200);
+    const who = clip(typeof actor == 'object' ? actor?.name : actor).slice(0, MAX_LABEL_LENGTH);
     const date = isNaN(+created) ? '' : formatDate(created, locale);
     // The dot sits in the link but is placed on the row (the nearest positioned box).
     const dot = m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`;
@@ -192,7 +209,7 @@ export class NotifMessage extends NotifElement {
           part="link"
           class="link"
           tabindex=${tab}
-          @keydown=${(e: KeyboardEvent) => e.target == e.currentTarget && e.key == 'Enter' && this.#open(m)}
+          @keydown=${this.#onCustomRowKey}
           >${dot}<slot name="message"></slot></div
       ></div>`;
     }
@@ -222,7 +239,7 @@ export class NotifMessage extends NotifElement {
               rel=${this.#blank ? 'noreferrer' : nothing}
               tabindex=${tab}
               @click=${this.#onActivate}
-              @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
+              @keydown=${this.#onLinkKey}
               >${link}</a
             >`
           : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}<slot name="body">${subject && body
@@ -233,13 +250,13 @@ export class NotifMessage extends NotifElement {
             ? html`<p part="action-result" class="result" role="status">${checkIcon}<span
                   >${clip(buttons.find((b) => b.type === action!.result?.type)?.resultContent) || t.done}</span
                 ></p>`
-            : html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
+            : html`<div part="actions" class="actions">${buttons.slice(0, MAX_BUTTONS).map((b) => {
                 const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
                 return html`<button part="button button-${type}" class="outline action ${type}" tabindex=${tab} @click=${() => {
                     this.focus(); // the buttons give way to the result
                     void this.#act(m, type);
                   }}
-                  >${b.content.slice(0, 200)}</button
+                  >${b.content.slice(0, MAX_LABEL_LENGTH)}</button
                 >`;
               })}</div>`}</slot></div
       ><div class="aside">${date
@@ -255,6 +272,18 @@ export class NotifMessage extends NotifElement {
 
   #onActivate = (e: MouseEvent) => this.#open(this.message!, e);
 
+  /** Enter on a custom row's own focusable box (not on a control an app rendered in it) opens the message. */
+  #onCustomRowKey = (e: KeyboardEvent) => {
+    if (e.target == e.currentTarget && e.key == 'Enter') void this.#open(this.message!);
+  };
+
+  /** Space on the link opens it, as it does a button. */
+  #onLinkKey = (e: KeyboardEvent) => {
+    if (e.key !== ' ') return;
+    e.preventDefault();
+    (e.target as HTMLElement).click();
+  };
+
   /**
    * Opens `m`: marks it read, fires the cancelable click event, and follows a safe URL in this tab
    * (after the read mark reached the server, briefly). From a click (`e`), a new tab or window asked
@@ -262,16 +291,21 @@ export class NotifMessage extends NotifElement {
    */
   async #open(m: Message, e?: MouseEvent) {
     const url = safeHref(m.cta?.data?.url);
-    const marked = !m.read && this.#setRead(true, m);
-    if (!emit(this, 'notif-message-click', { message: m, url }, true)) return e?.preventDefault();
-    if (!url || (e && (e.button || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || this.#blank))) return;
+    const marked = m.read ? undefined : this.#setRead(true, m);
+    if (!emit(this, 'notif-message-click', { message: m, url }, true)) {
+      e?.preventDefault();
+      return;
+    }
+    if (!url) return;
+    const newTabAsked = e && (e.button || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || this.#blank);
+    if (newTabAsked) return;
     e?.preventDefault();
     return this.#go(url, marked);
   }
 
   /** Follows a safe `url` in this tab once `recorded` (what the click changed) reached the server, or after a moment. */
   async #go(url: string, recorded: unknown) {
-    await Promise.race([recorded, new Promise((r) => setTimeout(r, 800))]);
+    await Promise.race([recorded, new Promise((resolve) => setTimeout(resolve, REDIRECT_WAIT))]);
     location.assign(url);
   }
 
@@ -285,7 +319,8 @@ export class NotifMessage extends NotifElement {
     const store = this.store;
     if (!m.read && store) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
     const done = store?.action(m._id, button);
-    if (emit(this, 'notif-action', { message: m, button, status: 'done', url }, true) && url) void this.#go(url, done);
+    const followed = emit(this, 'notif-action', { message: m, button, status: 'done', url }, true);
+    if (followed && url) void this.#go(url, done);
     await done;
   }
 
