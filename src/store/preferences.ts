@@ -4,7 +4,7 @@
 import { request, type NotifClientOptions } from '../api/request.ts';
 import type { PreferenceChannels, Preferences } from '../api/types.ts';
 import type { InboxConfig } from './types.ts';
-import { apiOptions } from './store.ts';
+import { apiOptions } from './config.ts';
 
 export type Channel = keyof PreferenceChannels;
 export type WorkflowPreference = Preferences['workflows'][number] & { critical?: boolean };

@@ -1,7 +1,7 @@
 import { html, nothing, render, type PropertyDeclarations } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
-import { newestFirst } from '../../store/store.ts';
+import { newestFirst } from '../../store/feed-pages.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { errorHint, localeOf, newNotifications, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
