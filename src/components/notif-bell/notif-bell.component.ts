@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import { ContextProvider } from '@lit/context';
 import { emit } from '../../internal/base-element.ts';
-import { InboxElement } from '../../internal/inbox-element.ts';
+import { InboxElement, inboxContext, type InboxContext } from '../../internal/inbox-element.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
 import { backIcon, bellIcon, settingsIcon } from '../../internal/icons.ts';
 import { FEED_PARTS, NotifFeed, toList } from '../notif-feed/notif-feed.component.ts';
@@ -78,6 +79,9 @@ export class NotifBell extends InboxElement {
   declare keepOpen: boolean;
   /** The popover shows `<notif-preferences>` instead of the feed. */
   #prefs = false;
+  /** What the feed and the preferences in the popover get: this element's store, and this element as the outer one. */
+  #provided: InboxContext = { store: null, outer: this };
+  #provider = new ContextProvider(this, { context: inboxContext, initialValue: this.#provided });
 
   constructor() {
     super();
@@ -159,6 +163,16 @@ export class NotifBell extends InboxElement {
     }
   }
 
+  protected override willUpdate(changed: PropertyValues<this>) {
+    super.willUpdate(changed);
+    // The elements inside get the store this element took (a new value only when it changed).
+    const store = this.inbox;
+    if (store != this.#provided.store) {
+      this.#provided = { store, outer: this };
+      this.#provider.setValue(this.#provided);
+    }
+  }
+
   protected override updated(changed: PropertyValues<this>) {
     // Messages that arrive while the popover is open and shows them are seen: the badge does not
     // count them (it does count those its feed does not show: feed identifier, payload filter). An
@@ -222,14 +236,13 @@ export class NotifBell extends InboxElement {
         @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${!this.open
           ? nothing
           : this.#prefs
-            ? html`<notif-preferences part="preferences" embedded .store=${this.inbox} locale=${locale} theme=${this.theme ?? nothing}
+            ? html`<notif-preferences part="preferences" embedded locale=${locale} theme=${this.theme ?? nothing}
                 ><button slot="back" part="back-button" class="ghost view" aria-label=${t.back} title=${t.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
               >`
             : html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}
               embedded
-              .store=${this.inbox}
               locale=${locale}
               theme=${this.theme ?? nothing}
               >${

@@ -1,26 +1,8 @@
 // Custom rendering's light-DOM hosts (renderMessage and the finer hooks): only pages that render
 // messages their own way need this, so the ES build loads it (a chunk of its own) once a hook is
 // set; the script-tag file has it at once (src/script-tag.ts).
-import type { Message } from '../../api/types.ts';
-import type { Hook, InboxElement } from '../../internal/inbox-element.ts';
 import type { NotifMessage } from '../notif-message/notif-message.component.ts';
-import { hook, setRenderHosts, type Host } from './notif-feed.component.ts';
-
-/** What renderHosts works on. */
-export interface RenderHostsOptions {
-  /** The feed whose shown rows get their custom pieces. */
-  feed: HTMLElement & { renderRoot: HTMLElement | DocumentFragment };
-  /** The outermost element (the feed, or the bell holding it): the hosts are its light-DOM children, and it has the renderers. */
-  outer: InboxElement;
-  /** The hosts rendered last time, by slot name (taken over or cleaned up). */
-  previous: Map<string, Host>;
-  /** The custom pieces of a row (`custom`: the row shows the app's whole message). */
-  pieces: (custom: boolean) => Hook[];
-  /** Messages renderMessage declined: their rows are built in from now on. */
-  declined: WeakSet<Message>;
-  /** The rows went: every host is cleaned up and removed. */
-  gone?: boolean;
-}
+import { hook, setRenderHosts, type Host, type RenderHostsOptions } from './custom-rendering.ts';
 
 /** A row element of the feed, with its custom pieces' slots as last written (a property: no attribute written per row). */
 type Row = NotifMessage & { slots?: string };

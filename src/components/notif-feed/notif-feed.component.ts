@@ -1,4 +1,4 @@
-import { html, nothing, render, type PropertyDeclarations } from 'lit';
+import { html, nothing, render, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { Message } from '../../api/types.ts';
 import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
 import { newestFirst } from '../../store/feed-pages.ts';
@@ -8,7 +8,9 @@ import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
 import { ListWindow } from '../../internal/list-window.ts';
-import { NotifMessage, type MessageRenderer } from '../notif-message/notif-message.component.ts';
+import { hook, loadedRenderHosts, type Host } from './custom-rendering.ts';
+import { navigationIndex } from '../../internal/list-navigation.ts';
+import { NotifMessage } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
 NotifMessage.define('notif-message');
@@ -41,25 +43,6 @@ export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
     feed.focus();
   }
 };
-
-/** An element's renderer of a piece (`render<Hook>`). */
-export const hook = (element: InboxElement, piece: Hook): MessageRenderer | undefined => element[`render${piece}`];
-
-/** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup the renderer returned. */
-export interface Host {
-  element: HTMLElement;
-  message: Message;
-  renderer: MessageRenderer;
-  cleanup?: () => void;
-}
-
-/** custom-hosts.ts's renderer, once that module is loaded (it registers itself). */
-let renderHosts: typeof import('./custom-hosts.ts').renderHosts | undefined;
-
-/** Called by custom-hosts.ts as it loads. */
-export function setRenderHosts(render: NonNullable<typeof renderHosts>): void {
-  renderHosts = render;
-}
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -264,6 +247,7 @@ export class NotifFeed extends InboxElement {
    */
   #render(gone?: boolean) {
     this.#hooksRendered = `${this.#hooks}`;
+    const renderHosts = loadedRenderHosts();
     if (renderHosts) {
       this.#hosts = renderHosts({
         feed: this,
@@ -283,8 +267,8 @@ export class NotifFeed extends InboxElement {
    * New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for
    * the button, against the first message shown while the top was in view (or when the first ones came).
    */
-  protected override willUpdate() {
-    super.willUpdate();
+  protected override willUpdate(changed: PropertyValues<this>) {
+    super.willUpdate(changed);
     const set = HOOKS.filter((h) => hook(this.outer!, h));
     this.#hooks = set[0] == 'Message' ? ['Message'] : set;
     const messages = this.#shown();
@@ -356,7 +340,7 @@ export class NotifFeed extends InboxElement {
             ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => popover.hide!()}>${closeIcon}</button>`
             : nothing}
         </header>
-        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>${(['all', 'unread'] as const).map(
+        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${this.#onTabsKey}>${(['all', 'unread'] as const).map(
             (id) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
@@ -410,7 +394,7 @@ export class NotifFeed extends InboxElement {
           </slot>
         </div>`;
     }
-    return html`${banner}<ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
+    return html`${banner}<ul part="list" role="list" @keydown=${this.#onListKey} @focusin=${(e: FocusEvent) => {
         // The row focus is in (or in content an app slotted into it).
         const id = rowOf(e)?.message?._id;
         if (id && id != this.#activeId) {
@@ -421,26 +405,32 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Roving focus. In the list (unless a control used the key or a modifier is held) ArrowUp /
-   * ArrowDown, Home and End move between the loaded messages, rendered or not (one is scrolled in
-   * first). In the tabs either horizontal arrow moves to the other tab, in either direction (it
-   * wraps), Home and End to the first and last; the tab is selected.
+   * The tabs (the ARIA tabs pattern, selection following focus): ArrowLeft / ArrowRight move to the
+   * previous and next tab, wrapping around; Home and End to the first and last. The tab is selected.
    */
-  #onKey(e: KeyboardEvent, tabs?: boolean) {
+  #onTabsKey = (event: KeyboardEvent) => {
+    const tabs = [...this.renderRoot.querySelectorAll<HTMLElement>('.tab')];
+    const index = navigationIndex(event.key, tabs.indexOf(event.target as HTMLElement), tabs.length, { orientation: 'horizontal', wrap: true });
+    if (index === undefined) return;
+    event.preventDefault();
+    tabs[index]!.focus();
+    tabs[index]!.click();
+  };
+
+  /**
+   * The list (roving focus; unless a control used the key or a modifier is held): ArrowUp /
+   * ArrowDown, Home and End move between the loaded messages, rendered or not (one is scrolled in first).
+   */
+  #onListKey = (event: KeyboardEvent) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const messages = this.#shown();
-    const items: readonly unknown[] = tabs ? [...this.renderRoot.querySelectorAll('.tab')] : messages;
     // The message of the row the key was pressed in (or in content an app slotted into it).
-    const i = items.indexOf(tabs ? e.target : rowOf(e)?.message);
-    const j = ((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!;
-    if (!items[j] || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
-    e.preventDefault();
-    if (tabs) {
-      const tab = items[j] as HTMLElement;
-      tab.focus();
-      return tab.click();
-    }
-    this.#focus(j);
-  }
+    const current = messages.indexOf(rowOf(event)?.message as Message);
+    const index = navigationIndex(event.key, current, messages.length, { orientation: 'vertical', wrap: false });
+    if (index === undefined) return;
+    event.preventDefault();
+    this.#focus(index);
+  };
 
   /**
    * Moves the tab stop to a message and focuses it: a key, or the "new" button (which goes once the

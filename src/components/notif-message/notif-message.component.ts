@@ -5,8 +5,11 @@ import { formatDate, localeOf, relativeTime, translationFor } from '../../i18n/l
 import { NotifElement, emit } from '../../internal/base-element.ts';
 import { checkIcon, closeIcon, mailIcon, userIcon } from '../../internal/icons.ts';
 import type { Theme } from '../../internal/inbox-element.ts';
+import type { MessageActions, MessageRenderer } from '../../internal/render-hooks.ts';
 import { safeHref, safeImageSrc } from '../../internal/url.ts';
 import styles from './notif-message.styles.ts';
+
+export type { MessageActions, MessageRenderer };
 
 /** The message's text: `content` as a string, or its text blocks joined. Never parsed as HTML. */
 export function messageBody(message: Message): string {
@@ -40,28 +43,6 @@ const MAX_LABEL_LENGTH = 200;
 const MAX_BUTTONS = 4;
 /** How long opening a message waits, at most, for its read mark to reach the server before the page leaves (ms). */
 const REDIRECT_WAIT = 800;
-
-/**
- * What a custom renderer may do with its message, as the built-in controls do: optimistic, through
- * the store; each resolves once the server answered (a refusal rolls back and fires `notif-error`).
- */
-export interface MessageActions {
-  /** Opens the message as a click on it does: marks it read, fires `notif-message-click`, follows its URL unless prevented. */
-  open(): Promise<void>;
-  markRead(): Promise<void>;
-  markUnread(): Promise<void>;
-  /** Runs a CTA button's action (status `done`), firing `notif-action`; follows the button's URL unless prevented. */
-  action(button: MessageActionType): Promise<void>;
-  remove(): Promise<void>;
-}
-
-/**
- * Renders a message, or a piece of it, the app's own way into `host`, a light-DOM element slotted
- * into the message's row (the page's CSS applies; React portals and Vue teleports can target it).
- * May return a cleanup, called when the row leaves or before the message is rendered again; or
- * `false` to leave this message (or this piece of it) to the built-in rendering.
- */
-export type MessageRenderer = (host: HTMLElement, message: Message, actions: MessageActions) => void | false | (() => void);
 
 /** A string as shown (at most MAX_TEXT_LENGTH characters); anything else is ''. */
 function clip(text: unknown): string {
