@@ -5,9 +5,10 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 //
 // - `vite build` (mode production): dist/notif-inbox.js, one entry per element (dist/notif-bell.js,
 //   ...) and dist/client.js (NotifClient), ES modules with `lit` and `@lit/*` external so an app's bundler dedupes them with its own.
-// - `vite build --mode script-tag`: dist/notif-inbox.min.js, one file with Lit inside, for
-//   `<script type="module" src=".../notif-inbox.min.js">` on any page; it registers
-//   <notif-preferences> too (src/script-tag.ts), which the ES build loads only when the bell's
+// - `vite build --mode script-tag`: dist/notif-inbox.min.js, the file with Lit inside, for
+//   `<script type="module" src=".../notif-inbox.min.js">` on any page, and beside it
+//   dist/notif-preferences.min.js, which it loads on demand (src/script-tag.ts) and which imports
+//   Lit and the rest from it; the ES build loads <notif-preferences> only when the bell's
 //   preferences button is pressed (or the app imports notif-inbox/notif-preferences).
 //
 // The ES build puts the three elements' CSS (every *.styles.ts) in one shared chunk: next to each other the
@@ -34,9 +35,8 @@ export default defineConfig(({ mode }) => {
   return {
     plugins: [minifyTemplatesPlugin()],
     resolve: { conditions: ['production', 'module', 'browser'] },
-    // In the script-tag file <notif-preferences> and custom rendering's hosts are there at once: the
-    // lazy imports of them are dropped (a lazy import inside one file costs about 650 B gzip of module
-    // wrappers). In the ES build the flag is false, so the checks of it go too.
+    // In the script-tag file custom rendering's hosts are there at once: the lazy import of them is
+    // dropped. In the ES build the flag is false, so the checks of it go too.
     define: { 'process.env.NODE_ENV': '"production"', 'globalThis.__NOTIF_SCRIPT_TAG__': `${scriptTag}` },
     publicDir: false,
     build: {
@@ -50,7 +50,12 @@ export default defineConfig(({ mode }) => {
         ? { entry: { 'notif-inbox.min': 'src/script-tag.ts' }, formats: ['es'] }
         : { entry: ENTRIES, formats: ['es'] },
       rolldownOptions: scriptTag
-        ? { output: { codeSplitting: false, entryFileNames: '[name].js', minify: true, comments: false } }
+        ? {
+            // The first file may export more than src/script-tag.ts does (what the preferences' file
+            // imports from it), so everything but the preferences stays in that one file.
+            preserveEntrySignatures: 'allow-extension',
+            output: { entryFileNames: '[name].js', chunkFileNames: '[name].min.js', minify: true, comments: false },
+          }
         : {
             external: [/^lit(\/|$)/, /^@lit\//],
             output: {

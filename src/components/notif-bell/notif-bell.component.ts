@@ -124,13 +124,11 @@ export class NotifBell extends InboxElement {
   }
 
   /**
-   * Switches the popover between the feed and the preferences (loaded the first time: a chunk of
-   * their own in the ES build), and focuses the button that switches back.
+   * Switches the popover between the feed and the preferences (loaded the first time: a file of
+   * their own in both builds), and focuses the button that switches back.
    */
   async #view(prefs: boolean) {
-    // The script-tag file has them already (the flag is replaced by `true` there, at build time,
-    // so that file carries no lazy import: vite.config.ts).
-    if (prefs && !(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__) await import('../notif-preferences/notif-preferences.ts');
+    if (prefs) await import('../notif-preferences/notif-preferences.ts');
     this.#prefs = prefs;
     this.requestUpdate();
     await this.updateComplete;
