@@ -122,28 +122,28 @@ export const inboxPath = (subscriberId: string, rest: string): string => `/v1/su
 // NotifClient's methods of the same names call them).
 
 /** Endpoint 1: act on a message's CTA button. */
-export const messageAction = (c: NotifClientOptions, subscriberId: string, messageId: string, type: string, body: MessageActionRequest, o?: CallOptions) =>
-  request<Message>(c, 'POST', inboxPath(subscriberId, `messages/${seg(messageId)}/actions/${seg(type)}`), { ...o, body });
+export const messageAction = (client: NotifClientOptions, subscriberId: string, messageId: string, type: string, body: MessageActionRequest, options?: CallOptions) =>
+  request<Message>(client, 'POST', inboxPath(subscriberId, `messages/${seg(messageId)}/actions/${seg(type)}`), { ...options, body });
 
 /** Endpoint 7: resolves to the number of messages changed. */
-export const markAll = (c: NotifClientOptions, subscriberId: string, body: MarkAllRequest, o?: CallOptions) =>
-  request<number>(c, 'POST', inboxPath(subscriberId, 'messages/mark-all'), { ...o, body });
+export const markAll = (client: NotifClientOptions, subscriberId: string, body: MarkAllRequest, options?: CallOptions) =>
+  request<number>(client, 'POST', inboxPath(subscriberId, 'messages/mark-all'), { ...options, body });
 
 /** Endpoint 9. */
-export const deleteMessage = (c: NotifClientOptions, messageId: string, o?: CallOptions) =>
-  request<DeleteMessageResponse>(c, 'DELETE', `/v1/messages/${seg(messageId)}`, o);
+export const deleteMessage = (client: NotifClientOptions, messageId: string, options?: CallOptions) =>
+  request<DeleteMessageResponse>(client, 'DELETE', `/v1/messages/${seg(messageId)}`, options);
 
 /** Endpoint 10: one page of the subscriber's in-app feed. */
-export const feed = (c: NotifClientOptions, subscriberId: string, query: FeedQuery, o?: CallOptions) =>
-  request<FeedResponse>(c, 'GET', inboxPath(subscriberId, 'notifications/feed'), {
-    ...o,
+export const feed = (client: NotifClientOptions, subscriberId: string, query: FeedQuery, options?: CallOptions) =>
+  request<FeedResponse>(client, 'GET', inboxPath(subscriberId, 'notifications/feed'), {
+    ...options,
     query: { ...query, payload: query.payload && encodePayload(query.payload) },
   });
 
 /** Endpoint 13. */
-export const unseenCount = (c: NotifClientOptions, subscriberId: string, query?: UnseenCountQuery, o?: CallOptions) =>
-  request<UnseenCountResponse>(c, 'GET', inboxPath(subscriberId, 'notifications/unseen'), { ...o, query: query as Query });
+export const unseenCount = (client: NotifClientOptions, subscriberId: string, query?: UnseenCountQuery, options?: CallOptions) =>
+  request<UnseenCountResponse>(client, 'GET', inboxPath(subscriberId, 'notifications/unseen'), { ...options, query: query as Query });
 
 /** Extension (decisions.md): mark one message read, unread, seen or unseen. */
-export const markAs = (c: NotifClientOptions, subscriberId: string, body: MarkAsRequest, o?: CallOptions) =>
-  request<Message[]>(c, 'POST', inboxPath(subscriberId, 'messages/mark-as'), { ...o, body });
+export const markAs = (client: NotifClientOptions, subscriberId: string, body: MarkAsRequest, options?: CallOptions) =>
+  request<Message[]>(client, 'POST', inboxPath(subscriberId, 'messages/mark-as'), { ...options, body });

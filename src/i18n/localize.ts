@@ -7,7 +7,7 @@ export const localized = new Set<{ requestUpdate(): void }>();
 
 /** Adds or replaces translations (missing strings fall back to English); connected elements re-render. */
 export function registerTranslation(...list: Translation[]): void {
-  for (const t of list) translations.set(t.$code.toLowerCase(), { ...en, ...t });
+  for (const translation of list) translations.set(translation.$code.toLowerCase(), { ...en, ...translation });
   for (const el of localized) el.requestUpdate();
 }
 

@@ -90,8 +90,8 @@ export class NotifBell extends InboxElement {
     this.keepOpen = false;
     // A message opened, or a CTA button that leads somewhere (followed, or routed by the app), closes it.
     this.addEventListener('notif-message-click', () => this.#closeAfterListeners());
-    this.addEventListener('notif-action', (e) => {
-      if (e.detail.url) this.#closeAfterListeners();
+    this.addEventListener('notif-action', (event) => {
+      if (event.detail.url) this.#closeAfterListeners();
     });
   }
 
@@ -178,7 +178,7 @@ export class NotifBell extends InboxElement {
     // once); a mark the server refused sets the error, which stops this until a page loads again.
     if (this.open && this.state?.messages[0]?.seen === false && !this.state.error) this.#seeAll();
     // The feed reads the render hooks from this element.
-    if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
+    if ([...changed.keys()].some((key) => String(key).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
 
   #listen(on: boolean) {
@@ -187,24 +187,24 @@ export class NotifBell extends InboxElement {
     document[method]('keydown', this.#onKey as EventListener);
   }
 
-  #onOutside = (e: Event) => {
-    if (!e.composedPath().includes(this)) void this.hide(false);
+  #onOutside = (event: Event) => {
+    if (!event.composedPath().includes(this)) void this.hide(false);
   };
 
   /** Escape closes the popover; Tab stays inside it, from the last stop to the first and back. */
-  #onKey = (e: KeyboardEvent) => {
-    if (e.defaultPrevented) return;
-    if (e.key == 'Escape') {
-      e.preventDefault();
+  #onKey = (event: KeyboardEvent) => {
+    if (event.defaultPrevented) return;
+    if (event.key == 'Escape') {
+      event.preventDefault();
       void this.hide();
-    } else if (e.key == 'Tab') {
+    } else if (event.key == 'Tab') {
       const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
       const stops = tabbables(popover);
       // In the order Tab walks them: from the last (or the popover, backwards) round to the first.
       // :focus matches the focused element in its own shadow root.
-      if (e.shiftKey) stops.reverse();
-      if (!stops[0] || stops.at(-1)!.matches(':focus') || (e.shiftKey && popover.matches(':focus'))) {
-        e.preventDefault();
+      if (event.shiftKey) stops.reverse();
+      if (!stops[0] || stops.at(-1)!.matches(':focus') || (event.shiftKey && popover.matches(':focus'))) {
+        event.preventDefault();
         stops[0]?.focus();
       }
     }
@@ -213,9 +213,9 @@ export class NotifBell extends InboxElement {
   override render() {
     const count = this.state?.unseenCount ?? 0;
     const locale = localeOf(this);
-    const t = translationFor(locale);
+    const strings = translationFor(locale);
     const formatted = formatCount(count, locale);
-    const label = t.bellLabel(count, formatted);
+    const label = strings.bellLabel(count, formatted);
     // No whitespace between the elements: none of it would render (grid, flex and block boxes).
     return html`<button
         part="button"
@@ -230,12 +230,12 @@ export class NotifBell extends InboxElement {
       ><slot name="icon">${bellIcon}</slot>${count
           ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>`
           : nothing}</button
-      ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1"
-        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${!this.open
+      ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${strings.notifications} tabindex="-1"
+        @keydown=${(event: KeyboardEvent) => toList(event, this.renderRoot.querySelector('notif-feed'))}>${!this.open
           ? nothing
           : this.#prefs
             ? html`<notif-preferences part="preferences" embedded locale=${locale} theme=${this.theme ?? nothing}
-                ><button slot="back" part="back-button" class="ghost view" aria-label=${t.back} title=${t.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
+                ><button slot="back" part="back-button" class="ghost view" aria-label=${strings.back} title=${strings.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
               >`
             : html`<notif-feed
               part="feed"
@@ -246,10 +246,10 @@ export class NotifBell extends InboxElement {
               >${
                 // This element's slots (and the hosts of custom rendering) forwarded to the feed's, only
                 // when used (else the feed keeps its own content).
-                [...new Set([...this.children].map((c) => c.slot))].map((name) =>
+                [...new Set([...this.children].map((child) => child.slot))].map((name) =>
                   name && name != 'icon' ? html`<slot name=${name} slot=${name}></slot>` : nothing,
                 )
-              }<button slot="header-actions" part="preferences-button" class="ghost view" aria-label=${t.preferences} title=${t.preferences} @click=${() => this.#view(true)}>${settingsIcon}</button></notif-feed
+              }<button slot="header-actions" part="preferences-button" class="ghost view" aria-label=${strings.preferences} title=${strings.preferences} @click=${() => this.#view(true)}>${settingsIcon}</button></notif-feed
             >`}</div
       >${this.liveRegion()}`;
   }

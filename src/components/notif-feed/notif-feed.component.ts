@@ -30,16 +30,16 @@ const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,acti
 export const FEED_PARTS = 'base,header,title,mark-all-button,close-button,tabs,tab,tab-selected,panel,new-button,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
 /** The row an event came through: its target's, or that of content an app slotted into it. */
-const rowOf = (e: Event) => e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined;
+const rowOf = (event: Event) => event.composedPath().find((node) => (node as Element).localName == 'notif-message') as NotifMessage | undefined;
 
 /**
  * Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the
  * messages. A key from inside a row, from content an app slotted into it too (whose target is not
  * the row), is the list's own.
  */
-export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
-  if (feed && !e.defaultPrevented && /^Arrow(Up|Down)$/.test(e.key) && !rowOf(e)) {
-    e.preventDefault();
+export const toList = (event: KeyboardEvent, feed: HTMLElement | null) => {
+  if (feed && !event.defaultPrevented && /^Arrow(Up|Down)$/.test(event.key) && !rowOf(event)) {
+    event.preventDefault();
     feed.focus();
   }
 };
@@ -127,7 +127,7 @@ export class NotifFeed extends InboxElement {
   #lingering = new Set<string>();
   #window = new ListWindow<Message>(
     (m) => m._id,
-    (m, i, n, li) => {
+    (message, index, count, li) => {
       if (!li) {
         li = document.createElement('li');
         li.part = 'item';
@@ -136,10 +136,10 @@ export class NotifFeed extends InboxElement {
         row.setAttribute('exportparts', MESSAGE_PARTS);
       }
       const state = this.state!;
-      li.ariaPosInSet = `${i + 1}`;
-      li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
-      const custom = this.#hooks[0] == 'Message' && !this.#declined.has(m);
-      Object.assign(li.firstChild!, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
+      li.ariaPosInSet = `${index + 1}`;
+      li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, count) || -1 : count}`;
+      const custom = this.#hooks[0] == 'Message' && !this.#declined.has(message);
+      Object.assign(li.firstChild!, { message, active: message._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       return li;
     },
     () => this.#panel,
@@ -251,7 +251,7 @@ export class NotifFeed extends InboxElement {
     if (renderHosts) {
       this.#hosts = renderHosts({
         feed: this,
-        outer: this.outer!,
+        outer: this.outer,
         previous: this.#hosts,
         pieces: (custom) => this.#pieces(custom),
         declined: this.#declined,
@@ -269,8 +269,8 @@ export class NotifFeed extends InboxElement {
    */
   protected override willUpdate(changed: PropertyValues<this>) {
     super.willUpdate(changed);
-    const set = HOOKS.filter((h) => hook(this.outer!, h));
-    this.#hooks = set[0] == 'Message' ? ['Message'] : set;
+    const inUse = HOOKS.filter((piece) => hook(this.outer, piece));
+    this.#hooks = inUse[0] == 'Message' ? ['Message'] : inUse;
     const messages = this.#shown();
     // An empty list starts again from the first message that comes: another tab's being loaded
     // (switched here or by an element sharing the store, which empties the list first), or none while
@@ -301,10 +301,10 @@ export class NotifFeed extends InboxElement {
       // The list window says whether its rows reach the last message (it looks again at every layout,
       // a page rendered included).
       for (await null; this.#window.atEnd; ) {
-        const s = store.state;
+        const state = store.state;
         // (`loading` is the first page's status: never with `loaded`.)
-        if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'error') break;
-        const before = s.messages.length;
+        if (!state.loaded || !state.hasMore || state.loadingMore || state.status === 'error') break;
+        const before = state.messages.length;
         await store.loadMore();
         await this.updateComplete;
         if (store.state.messages.length <= before) {
@@ -326,21 +326,21 @@ export class NotifFeed extends InboxElement {
   override render() {
     const state = this.state;
     const locale = localeOf(this);
-    const t = translationFor(locale);
+    const strings = translationFor(locale);
     const tab = state?.tab ?? 'all';
     // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
     const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
-    return html`<section part="base" aria-labelledby="title" @keydown=${(e: KeyboardEvent) => toList(e, this)}>
+    return html`<section part="base" aria-labelledby="title" @keydown=${(event: KeyboardEvent) => toList(event, this)}>
         <header part="header">
-          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
-          <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
+          <slot name="header"><h2 part="title" id="title">${strings.notifications}</h2></slot>
+          <button part="mark-all-button" class="ghost all" title=${strings.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             void this.inbox?.markAllRead();
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${popover?.hide
-            ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => popover.hide!()}>${closeIcon}</button>`
+          }}>${checkAllIcon}<span>${strings.markAllRead}</span></button><slot name="header-actions"></slot>${popover?.hide
+            ? html`<button part="close-button" class="ghost close" aria-label=${strings.close} title=${strings.close} @click=${() => popover.hide!()}>${closeIcon}</button>`
             : nothing}
         </header>
-        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${this.#onTabsKey}>${(['all', 'unread'] as const).map(
+        <div part="tabs" class="tabs" role="tablist" aria-label=${strings.feedTabs} @keydown=${this.#onTabsKey}>${(['all', 'unread'] as const).map(
             (id) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
@@ -350,14 +350,14 @@ export class NotifFeed extends InboxElement {
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
               @click=${() => this.#selectTab(id)}
-            >${id === 'unread' ? t.tabUnread : t.tabAll}</button>`,
+            >${id === 'unread' ? strings.tabUnread : strings.tabAll}</button>`,
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
             ? html`<button part="new-button" class="new" @click=${() => this.#focus(0)}>${newNotifications(locale, this.#new)}</button>`
             : nothing
-        }${this.#renderBody(state, t)}${
-          state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
+        }${this.#renderBody(state, strings)}${
+          state?.loadingMore ? html`<div part="loading-more" class="more">${strings.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
 
@@ -367,36 +367,36 @@ export class NotifFeed extends InboxElement {
     this.inbox?.setTab(tab);
   }
 
-  #renderBody(state: InboxState | null, t: Translation) {
+  #renderBody(state: InboxState | null, strings: Translation) {
     const status = state?.status;
     const error = status === 'error';
     const failed = error || status === 'offline';
-    const retry = html`<button part="retry-button" class="outline retry" @click=${() => this.inbox?.refresh()}>${t.retry}</button>`;
+    const retry = html`<button part="retry-button" class="outline retry" @click=${() => this.inbox?.refresh()}>${strings.retry}</button>`;
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
-      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${state ? errorHint(t, state.error) : t.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
+      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${strings.errorTitle}</p>
+        <p>${state ? errorHint(strings, state.error) : strings.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
       return html`<div part="skeleton"><slot name="loading">
-        <span class="sr-only">${t.loading}</span>${Array(SKELETON_ROWS).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
+        <span class="sr-only">${strings.loading}</span>${Array(SKELETON_ROWS).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
     const messages = this.#shown();
     const banner = failed
-      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>${error ? retry : nothing}</div>`
+      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? strings.errorTitle : strings.offline}</span>${error ? retry : nothing}</div>`
       : nothing;
     if (!messages.length) {
       const unread = state.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
-          <slot name="empty">${inboxIcon}<p>${unread ? t.emptyUnread : t.emptyAll}</p>
-            <p>${unread ? t.emptyUnreadHint : t.emptyAllHint}</p>
+          <slot name="empty">${inboxIcon}<p>${unread ? strings.emptyUnread : strings.emptyAll}</p>
+            <p>${unread ? strings.emptyUnreadHint : strings.emptyAllHint}</p>
           </slot>
         </div>`;
     }
-    return html`${banner}<ul part="list" role="list" @keydown=${this.#onListKey} @focusin=${(e: FocusEvent) => {
+    return html`${banner}<ul part="list" role="list" @keydown=${this.#onListKey} @focusin=${(event: FocusEvent) => {
         // The row focus is in (or in content an app slotted into it).
-        const id = rowOf(e)?.message?._id;
+        const id = rowOf(event)?.message?._id;
         if (id && id != this.#activeId) {
           this.#activeId = id;
           this.requestUpdate();

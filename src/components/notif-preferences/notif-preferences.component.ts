@@ -103,28 +103,28 @@ export class NotifPreferences extends InboxElement {
 
   override render() {
     // The shared translation, with this element's English strings where it has none of its own.
-    const t = { ...enPreferences, ...translationFor(localeOf(this)) };
+    const strings = { ...enPreferences, ...translationFor(localeOf(this)) };
     const status = this.#loading.status;
     const busy = status === TaskStatus.INITIAL || status === TaskStatus.PENDING;
-    const loading = html`<div class="state"><span class="sr-only">${t.loading}</span><i class="bone"></i><i class="bone"></i></div>`;
+    const loading = html`<div class="state"><span class="sr-only">${strings.loading}</span><i class="bone"></i><i class="bone"></i></div>`;
     const body = this.configured
       ? this.#loading.render({
           initial: () => loading,
           pending: () => loading,
-          complete: (preferences) => this.#renderList(preferences.state, t),
-          error: (error) => this.#renderError(t, error as Error),
+          complete: (preferences) => this.#renderList(preferences.state, strings),
+          error: (error) => this.#renderError(strings, error as Error),
         })
-      : this.#renderError(t);
+      : this.#renderError(strings);
     return html`<section part="base" aria-labelledby="title">
-      <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${t.preferences}</h2></slot></header>
+      <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${strings.preferences}</h2></slot></header>
       <div class="body" aria-busy=${busy}>${body}</div>${this.liveRegion()}
     </section>`;
   }
 
   /** The error state: loading failed (with a retry), or the element is not configured (`error` unset). */
-  #renderError(t: Translation & PreferencesTranslation, error?: Error) {
-    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error ? errorHint(t, error) : t.notConfigured}</p>${
-      error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${t.retry}</button>` : nothing
+  #renderError(strings: Translation & PreferencesTranslation, error?: Error) {
+    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${strings.preferencesError}</p><p>${error ? errorHint(strings, error) : strings.notConfigured}</p>${
+      error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${strings.retry}</button>` : nothing
     }</div>`;
   }
 
@@ -136,31 +136,31 @@ export class NotifPreferences extends InboxElement {
         role="switch"
         .checked=${!!on}
         ?disabled=${disabled}
-        @change=${(e: Event) => this.#set(change((e.target as HTMLInputElement).checked))}
+        @change=${(event: Event) => this.#set(change((event.target as HTMLInputElement).checked))}
     /></label>`;
   }
 
   /** The global switch and each workflow's switches. */
-  #renderList({ global, workflows }: PreferencesState, t: Translation & PreferencesTranslation) {
-    return html`<div part="global">${this.#renderSwitch(t.allNotifications, global!.enabled, (enabled) => ({ enabled }), t.allNotificationsHint)}</div>
+  #renderList({ global, workflows }: PreferencesState, strings: Translation & PreferencesTranslation) {
+    return html`<div part="global">${this.#renderSwitch(strings.allNotifications, global!.enabled, (enabled) => ({ enabled }), strings.allNotificationsHint)}</div>
       <ul part="list">${workflows!.map(({ critical, enabled, channels, workflow }) => {
         // What the engine does: a critical workflow always delivers; the others nothing while
         // everything or the workflow is off, and no channel turned off for every workflow.
         const live = critical || (global!.enabled && enabled);
         const change = (partial: PreferenceChange) => ({ workflow: workflow.identifier, ...partial });
         const name = critical
-          ? html`${workflow.name} <span part="locked" class="locked">${t.alwaysOn}</span>`
-          : this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && t.workflowOff, !global!.enabled);
+          ? html`${workflow.name} <span part="locked" class="locked">${strings.alwaysOn}</span>`
+          : this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && strings.workflowOff, !global!.enabled);
         // (The first legend's switch stays usable in a disabled fieldset: it turns the workflow back on.)
         return html`<li part="workflow"><fieldset ?disabled=${critical || !live}>
             <legend>${name}</legend>
             ${CHANNELS.filter((channel) => channel in channels).map((channel) => {
               const offEverywhere = !critical && global!.channels[channel] === false;
               return this.#renderSwitch(
-                t.channels[channel],
+                strings.channels[channel],
                 live && !offEverywhere && channels[channel],
                 (on) => change({ channels: { [channel]: on } }),
-                offEverywhere && t.channelOff,
+                offEverywhere && strings.channelOff,
                 offEverywhere,
               );
             })}
