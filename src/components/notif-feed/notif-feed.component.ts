@@ -241,8 +241,8 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Gives every shown row's custom pieces their slot and host (custom-hosts.ts: in the ES build a
-   * chunk of its own, loaded once a hook is set, as only some pages render messages their own way);
+   * Gives every shown row's custom pieces their slot and host (custom-hosts.ts: a file of its own in
+   * both builds, loaded once a hook is set, as only some pages render messages their own way);
    * `gone`: the rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
@@ -258,9 +258,7 @@ export class NotifFeed extends InboxElement {
         gone,
       });
     }
-    // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
-    else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks.length)
-      void import('./custom-hosts.ts').then(() => this.#render());
+    else if (!gone && this.#hooks.length) void import('./custom-hosts.ts').then(() => this.#render());
   }
 
   /**
