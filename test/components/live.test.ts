@@ -522,10 +522,13 @@ describe('live: the stream', () => {
   }
 
   it('a page feed switched from Unread to All while scrolled down counts no read message as new', async () => {
-    const { sub, tabs, pill, frames } = await halfReadPageFeed();
+    const { sub, tabs, pill, frames, feed } = await halfReadPageFeed();
     try {
       tabs()[0]!.click();
       await waitFor(() => tabs()[0]!.getAttribute('aria-selected') === 'true', 'the All tab');
+      // The All tab's first page shown before anything arrives: loaded after the arrivals, it would
+      // hold them already, and nothing would be new.
+      await waitFor(() => feed.loadedIds.length === 30 && feed.messages.length > 0, "the All tab's 30 messages");
       await frames();
       // (Its text, not the element: chai's message for an element of a shadow tree took minutes.)
       expect(pill()?.textContent ?? null, 'no "new" button: nothing arrived').to.equal(null);
