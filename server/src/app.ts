@@ -27,6 +27,7 @@ import { workflowRoutes } from './routes/workflows.ts';
 import { eventRoutes } from './routes/events.ts';
 import { notificationRoutes } from './routes/notifications.ts';
 import { streamRoutes } from './routes/stream.ts';
+import type { StreamLimits } from './stream-limits.ts';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -59,17 +60,33 @@ export interface AppConfig {
    * Bytes of finished feed answers kept (server/src/answer-cache.ts), default 32 MB; 0 keeps none.
    */
   feedCacheBytes?: number;
+  /** The streams' caps (stream-limits.ts) and heartbeat (routes/stream.ts); each has its default. */
+  streams?: StreamOptions;
+  /** How long a request may hold its idempotency key unanswered before it counts as abandoned (idempotency.ts). */
+  idempotencyInFlightMs?: number;
+}
+
+export interface StreamOptions extends StreamLimits {
+  /** How often an idle stream sends a comment line (default DEFAULT_STREAM_HEARTBEAT_MS). */
+  heartbeatMs?: number;
 }
 
 /** The feed answer cache's default size. */
 export const FEED_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** How long a client may take to send a request's headers, and the whole request, when nothing else is set. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
+
+/** The mean event loop delay past which requests get 503, when nothing else is set. */
+export const DEFAULT_MAX_EVENT_LOOP_DELAY_MS = 1000;
 
 /** Keep-alive connections idle longer than this are closed: past a load balancer's usual 60 s. */
 export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Limits past which the service answers 503 with `Retry-After` instead of queueing more work. */
 export interface PressureConfig {
-  /** Mean event loop delay, ms (default 1000). */
+  /** Mean event loop delay, ms (default DEFAULT_MAX_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelayMs?: number;
   /** Heap in use, bytes (default none). */
   maxHeapUsedBytes?: number;
@@ -86,6 +103,7 @@ export interface AppContext {
   feedCache?: AnswerCache;
   /** A subscriber's (internal id) unseen, or seen, in-app messages, capped: endpoint 13's and the streams' one reader (db/read.ts). */
   unseen: (subscriberId: string, seen: boolean, limit: number) => Promise<number>;
+  streams?: StreamOptions;
 }
 
 declare module 'fastify' {
@@ -143,7 +161,7 @@ function answerClientError(error: Error, socket: Socket) {
 
 /** Builds the HTTP app from a config; it holds no global state, so tests can build several. */
 export async function buildApp(config: AppConfig): Promise<App> {
-  const requestTimeout = config.requestTimeoutMs ?? 15_000;
+  const requestTimeout = config.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     logger: config.logger
       ? {
@@ -163,7 +181,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     requestTimeout,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: {
-      headersTimeout: Math.min(config.headersTimeoutMs ?? 10_000, requestTimeout),
+      headersTimeout: Math.min(config.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, requestTimeout),
       connectionsCheckingInterval: Math.min(1000, requestTimeout),
     },
     // Path parameters up to 255 characters (subscriberId) must reach their schema, which answers 422.
@@ -243,7 +261,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     });
     await app.register(underPressure, {
       sampleInterval: PRESSURE_SAMPLE_MS,
-      maxEventLoopDelay: p.maxEventLoopDelayMs ?? 1000,
+      maxEventLoopDelay: p.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS,
       ...(p.maxHeapUsedBytes ? { maxHeapUsedBytes: p.maxHeapUsedBytes } : {}),
       ...(p.maxRssBytes ? { maxRssBytes: p.maxRssBytes } : {}),
       pressureHandler: (request, reply, type, value) => {
@@ -302,7 +320,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   if (config.faults) faults(app);
   // Before idempotency: its fingerprint walks the body, so the body must be known sound first.
   guardInput(app);
-  idempotency(app, config.db);
+  idempotency(app, config.db, config.idempotencyInFlightMs);
   // Answers of 1 KB and more, brotli or gzip as asked (a feed page of 20 shrinks about tenfold); last
   // of the onSend hooks, so the others see the answer as written.
   compression(app);
@@ -365,7 +383,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
     return reply.type(metrics.contentType).send(await metrics.text());
   });
 
-  const ctx: AppContext = { db: config.db, feedCache, unseen: unseenCounter(config.db) };
+  const ctx: AppContext = { db: config.db, feedCache, unseen: unseenCounter(config.db), streams: config.streams };
   subscriberRoutes(app, ctx);
   preferenceRoutes(app, ctx);
   integrationRoutes(app, ctx);

@@ -62,19 +62,6 @@ export async function registerKey(db: Db, key: string, orgName: string, envName:
   return tenant;
 }
 
-/** Parses `NOTIF_API_KEYS="key1=org/env,key2=org/env2"`. */
-export function parseKeyList(value: string): { key: string; org: string; env: string }[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const m = /^([^=\s]+)=([^/\s]+)\/([^/\s]+)$/.exec(entry);
-      if (!m) throw new Error(`NOTIF_API_KEYS: '${entry}' is not of the form key=org/env`);
-      return { key: m[1]!, org: m[2]!, env: m[3]! };
-    });
-}
-
 /**
  * How long an unknown key is remembered as unknown (ms), and how many are. A request with an unknown
  * key would otherwise cost a database lookup every time (on PostgreSQL a round trip: bench showed a

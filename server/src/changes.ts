@@ -30,18 +30,27 @@ export const TCP_KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_
 
 /**
  * How often the LISTEN connection is asked a trivial query, and how long that query, the connect and
- * the LISTEN may take (NOTIF_LISTEN_HEARTBEAT_MS, default 15 s). A connection gone silent never
- * errors: only a question unanswered tells it, and until then this process hears no other's change.
+ * the LISTEN may take, when nothing else is set (NOTIF_LISTEN_HEARTBEAT_MS). A connection gone silent
+ * never errors: only a question unanswered tells it, and until then this process hears no other's
+ * change.
  */
-const HEARTBEAT_MS = Number(process.env.NOTIF_LISTEN_HEARTBEAT_MS) || 15_000;
+export const DEFAULT_LISTEN_HEARTBEAT_MS = 15_000;
+
+export interface ChangeBusOptions {
+  /** Changes cross processes through LISTEN/NOTIFY on this PostgreSQL database; absent: this process only. */
+  postgresUrl?: string;
+  /** See DEFAULT_LISTEN_HEARTBEAT_MS. */
+  heartbeatMs?: number;
+}
 
 export class ChangeBus {
   #listeners = new Map<string, Set<Listener>>();
   #pg?: { url: string; client?: import('pg').Client; ready?: Promise<void>; closed?: boolean; retry?: NodeJS.Timeout; beat?: NodeJS.Timeout };
+  readonly #heartbeatMs: number;
 
-  /** `postgresUrl`: changes cross processes through LISTEN/NOTIFY on that database. */
-  constructor(postgresUrl?: string) {
-    if (postgresUrl) this.#pg = { url: postgresUrl };
+  constructor(options: ChangeBusOptions = {}) {
+    if (options.postgresUrl) this.#pg = { url: options.postgresUrl };
+    this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_LISTEN_HEARTBEAT_MS;
   }
 
   /**
@@ -111,8 +120,8 @@ export class ChangeBus {
     const client = new Client({
       connectionString: pg.url,
       application_name: 'notif-inbox listen',
-      connectionTimeoutMillis: HEARTBEAT_MS,
-      query_timeout: HEARTBEAT_MS,
+      connectionTimeoutMillis: this.#heartbeatMs,
+      query_timeout: this.#heartbeatMs,
       ...TCP_KEEPALIVE,
     });
     const lost = () => {
@@ -147,7 +156,7 @@ export class ChangeBus {
       throw err;
     }
     // Unref'd: a graceful stop is not held open by it.
-    if (pg.client === client) pg.beat = setInterval(() => client.query('select 1').catch(lost), HEARTBEAT_MS).unref();
+    if (pg.client === client) pg.beat = setInterval(() => client.query('select 1').catch(lost), this.#heartbeatMs).unref();
   }
 
   async close(): Promise<void> {

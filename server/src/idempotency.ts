@@ -11,7 +11,7 @@ const TTL_MS = 24 * 60 * 60 * 1000;
  * died before its writes committed: a trigger answers its key in the transaction of its writes).
  * NOTIF_IDEMPOTENCY_IN_FLIGHT_MS shortens it (the crash tests).
  */
-const IN_FLIGHT_MS = Number(process.env.NOTIF_IDEMPOTENCY_IN_FLIGHT_MS) || 60 * 1000;
+export const DEFAULT_IN_FLIGHT_MS = 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 /**
  * How often a process deletes the keys older than TTL_MS, which nothing replays any more: without
@@ -38,7 +38,7 @@ declare module 'fastify' {
  * the stored answer is replayed with `Idempotency-Replay: true`; while the first is still running:
  * 409 with `Retry-After: 1`; a different body: 422.
  */
-export function idempotency(app: App, db: Db) {
+export function idempotency(app: App, db: Db, inFlightMs = DEFAULT_IN_FLIGHT_MS) {
   const k = db.kysely;
   let nextSweep = 0;
   /** Deletes the expired keys, at most once per SWEEP_MS; run beside the request, not before it. */
@@ -84,7 +84,7 @@ export function idempotency(app: App, db: Db) {
         .executeTakeFirst();
       if (!row) continue; // removed between the two statements: try again
       const age = now - Number(row.created_at);
-      const abandoned = row.state === 'in_flight' && age > IN_FLIGHT_MS;
+      const abandoned = row.state === 'in_flight' && age > inFlightMs;
       if (age > TTL_MS || abandoned) {
         await k.deleteFrom('idempotency_keys').where('organization_id', '=', organizationId).where('key', '=', key).execute();
         continue;

@@ -28,23 +28,6 @@ export interface RateLimitConfig {
   scope: RateLimitScope;
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/**
- * Parses `N/window`: `100/60s`, `5/10s`, `1000/1m`, `10000/1h`, `100/500ms`, or `100/60` (seconds).
- * Throws an Error whose message says what is wrong.
- */
-export function parseRateLimit(text: string, scope: string = 'key'): RateLimitConfig {
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m|h)?\s*$/i.exec(text);
-  if (!m) throw new Error(`rate limit '${text}' is not of the form N/window (for example 100/60s)`);
-  const limit = Number(m[1]);
-  const windowMs = Number(m[2]) * UNITS[(m[3] ?? 's').toLowerCase()]!;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`rate limit '${text}': N must be at least 1`);
-  if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new Error(`rate limit '${text}': the window must be longer than 0`);
-  if (scope !== 'key' && scope !== 'environment') throw new Error(`rate limit scope '${scope}' must be 'key' or 'environment'`);
-  return { limit, windowMs, scope };
-}
-
 interface Window {
   /** Epoch milliseconds when this window ends. */
   resetAt: number;

@@ -104,15 +104,20 @@ export function secretsFor(db: Db): Promise<Secrets> {
   return secrets;
 }
 
+/** AES-256's key length, in bytes. */
+const KEY_BYTES = 32;
+/** The length of the salt a passphrase is derived with, in bytes. */
+const SALT_BYTES = 16;
+
 async function loadKey(db: Db): Promise<Buffer> {
-  const fromEnv = process.env.NOTIF_ENCRYPTION_KEY;
-  if (fromEnv) {
-    const salt = await setting(db, SETTING_SALT, () => randomBytes(16).toString('base64'));
-    return scryptSync(fromEnv, Buffer.from(salt, 'base64'), 32);
+  const passphrase = db.encryptionKey;
+  if (passphrase) {
+    const salt = await setting(db, SETTING_SALT, () => randomBytes(SALT_BYTES).toString('base64'));
+    return scryptSync(passphrase, Buffer.from(salt, 'base64'), KEY_BYTES);
   }
-  const stored = await setting(db, SETTING_KEY, () => randomBytes(32).toString('base64'));
+  const stored = await setting(db, SETTING_KEY, () => randomBytes(KEY_BYTES).toString('base64'));
   const key = Buffer.from(stored, 'base64');
-  if (key.length !== 32) throw new Error(`settings.${SETTING_KEY} is not a 32-byte base64 key`);
+  if (key.length !== KEY_BYTES) throw new Error(`settings.${SETTING_KEY} is not a ${KEY_BYTES}-byte base64 key`);
   return key;
 }
 

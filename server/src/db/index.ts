@@ -43,21 +43,51 @@ export interface Db {
   prepared?<R>(text: string, params: readonly unknown[]): Promise<R[]>;
   /** Why the database cannot serve (unreachable, its file gone, migrations of this version missing); null when it can. */
   unready(): Promise<string | null>;
+  /**
+   * The passphrase the secrets at rest are sealed with (secrets.ts: NOTIF_ENCRYPTION_KEY); absent,
+   * a random key kept in the database is.
+   */
+  readonly encryptionKey?: string;
   close(): Promise<void>;
 }
 
 export interface DbOptions {
   /** A SQLite file path, ':memory:', or a postgres:// URL. */
   location: string;
+  /** See Db.encryptionKey. */
+  encryptionKey?: string;
+  /** PostgreSQL only; each has its default. */
+  postgres?: PostgresOptions;
 }
 
+export interface PostgresOptions {
+  /** Connections of the pool, per process (default DEFAULT_POOL_SIZE). */
+  poolSize?: number;
+  /** Run the hot reads as named statements (default true; see Db.prepared). */
+  preparedStatements?: boolean;
+  /** How long a query of the pool may go unanswered (default DEFAULT_QUERY_TIMEOUT_MS). */
+  queryTimeoutMs?: number;
+  /** How long a request may wait for a connection, new or free (default DEFAULT_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+  /** How often the LISTEN connection is asked a trivial query (default DEFAULT_LISTEN_HEARTBEAT_MS, changes.ts). */
+  listenHeartbeatMs?: number;
+}
+
+/** Connections of the pool, per process, when nothing else is set (NOTIF_PG_POOL_SIZE). */
+export const DEFAULT_POOL_SIZE = 10;
+
 /** Opens the database and brings its schema up to date. */
-export async function openDatabase({ location }: DbOptions): Promise<Db> {
+export async function openDatabase({ location, encryptionKey, postgres = {} }: DbOptions): Promise<Db> {
   if (/^postgres(ql)?:\/\//.test(location)) {
-    await migratePostgres(location);
-    return openPostgres(location);
+    const timeouts = {
+      queryMs: postgres.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      connectMs: postgres.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    };
+    await migratePostgres(location, timeouts.connectMs);
+    const db = await openPostgres(location, postgres, timeouts);
+    return { ...db, encryptionKey };
   }
-  const db = openSqlite(location);
+  const db = { ...openSqlite(location), encryptionKey };
   try {
     await migrate(db.kysely);
   } catch (err) {
@@ -86,6 +116,9 @@ function openSqlite(path: string): Db {
   return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), readNow, unready: () => unready(kysely, gone), close: () => kysely.destroy() };
 }
 
+/** Prepared statements one cache keeps; past it the cache starts again. */
+const MAX_CACHED_STATEMENTS = 1000;
+
 /**
  * Kysely prepares every query anew; preparing costs as much as running the hot queries (feed,
  * unseen count). The same SQL text reuses its prepared statement. Kysely runs one query at a time
@@ -99,7 +132,7 @@ function withStatementCache(sqlite: SQLite.Database) {
       let statement = statements.get(text);
       if (!statement) {
         // SQL built from variable-length lists (IN (...)) makes new texts; keep the cache bounded.
-        if (statements.size >= 1000) statements.clear();
+        if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
         statement = sqlite.prepare(text);
         statements.set(text, statement);
       }
@@ -109,14 +142,20 @@ function withStatementCache(sqlite: SQLite.Database) {
 }
 
 /**
- * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS, default 30 s), and how
- * long a request may wait for a connection, new or freed in a full pool (NOTIF_PG_CONNECT_TIMEOUT_MS,
- * default 10 s). Migrations run on connections of their own, without the first: a long one is not cut.
+ * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS), and how long a request
+ * may wait for a connection, new or freed in a full pool (NOTIF_PG_CONNECT_TIMEOUT_MS), when nothing
+ * else is set. Migrations run on connections of their own, without the first: a long one is not cut.
  */
-const QUERY_TIMEOUT_MS = Number(process.env.NOTIF_PG_QUERY_TIMEOUT_MS) || 30_000;
-const CONNECT_TIMEOUT_MS = Number(process.env.NOTIF_PG_CONNECT_TIMEOUT_MS) || 10_000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-/** The database stopped answering a query (QUERY_TIMEOUT_MS). */
+/** The two timeouts in force (see above). */
+interface Timeouts {
+  queryMs: number;
+  connectMs: number;
+}
+
+/** The database stopped answering a query (the query timeout). */
 export class DatabaseUnavailable extends Error {}
 
 /**
@@ -140,19 +179,19 @@ export const databaseUnavailable = (err: unknown): boolean => {
 
 /**
  * A pool of `max` connections named `name` (application_name), each with TCP keepalive, and a request
- * for one given up after CONNECT_TIMEOUT_MS: the settings of every pool of the service.
+ * for one given up after `connectTimeoutMs`: the settings of every pool of the service.
  */
-async function newPool(url: string, name: string, max: number) {
+async function newPool(url: string, name: string, max: number, connectTimeoutMs: number) {
   const { default: pg } = await import('pg');
-  return new pg.Pool({ connectionString: url, max, application_name: name, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+  return new pg.Pool({ connectionString: url, max, application_name: name, connectionTimeoutMillis: connectTimeoutMs, ...TCP_KEEPALIVE });
 }
 
 /**
  * Brings a PostgreSQL database's schema up to date, one process at a time, on connections of its own
  * with no query timeout (two: the lock's, and the migrator's).
  */
-async function migratePostgres(url: string) {
-  const pool = await newPool(url, 'notif-inbox migrate', 2);
+async function migratePostgres(url: string, connectTimeoutMs: number) {
+  const pool = await newPool(url, 'notif-inbox migrate', MIGRATION_CONNECTIONS, connectTimeoutMs);
   pool.on('error', () => {}); // a connection lost fails the migration's query
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
@@ -162,18 +201,21 @@ async function migratePostgres(url: string) {
   }
 }
 
-async function openPostgres(url: string): Promise<Db> {
+/** The migration's connections: the advisory lock's, and the migrator's. */
+const MIGRATION_CONNECTIONS = 2;
+
+async function openPostgres(url: string, options: PostgresOptions, timeouts: Timeouts): Promise<Db> {
   const { default: pg } = await import('pg');
   // int8 (bigint columns: epoch milliseconds; count(*)) fits in a double: read it as a number, as
   // better-sqlite3 does, so the same code sees the same types on both databases.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-  const pool = await newPool(url, 'notif-inbox', Number(process.env.NOTIF_PG_POOL_SIZE) || 10);
-  const unwatch = watchConnections(pool);
+  const pool = await newPool(url, 'notif-inbox', options.poolSize ?? DEFAULT_POOL_SIZE, timeouts.connectMs);
+  const unwatch = watchConnections(pool, timeouts);
   // An idle connection the server drops (restart, failover, an administrator) must not take the
   // process down; the pool replaces it on the next query.
   pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const changes = new ChangeBus(url);
+  const changes = new ChangeBus({ postgresUrl: url, heartbeatMs: options.listenHeartbeatMs });
   const names = new Map<string, string>();
   let renamed = 0;
   const prepared = async <R>(text: string, values: readonly unknown[]): Promise<R[]> => {
@@ -199,7 +241,7 @@ async function openPostgres(url: string): Promise<Db> {
   return {
     kysely,
     dialect: 'postgres',
-    ...(process.env.NOTIF_PG_PREPARED !== '0' && { prepared }),
+    ...(options.preparedStatements !== false && { prepared }),
     exclusive: (fn) => withAdvisoryLock(kysely, STARTUP_LOCK, fn),
     changes,
     unready: () => unready(kysely),
@@ -212,7 +254,7 @@ async function openPostgres(url: string): Promise<Db> {
 }
 
 /**
- * Watches the pool's connections. One whose query has gone unanswered for QUERY_TIMEOUT_MS is
+ * Watches the pool's connections. One whose query has gone unanswered for the query timeout is
  * destroyed: a connection gone silent (a host that died hard, a partition, a NAT or firewall dropping
  * its state) never errors on its own, and TCP would retry the query's packets for about 15 minutes.
  * The query fails (the request answers 503), the pool lets the connection go and opens another for
@@ -222,7 +264,10 @@ async function openPostgres(url: string): Promise<Db> {
  * query holds it (a reset during a failover) would be thrown, taking the process down; the query
  * fails with it all the same. Returns what stops the sweep.
  */
-function watchConnections(pool: import('pg').Pool): () => void {
+/** How many sweeps of the connections run per query timeout: a silent query is found within a quarter more. */
+const SWEEPS_PER_TIMEOUT = 4;
+
+function watchConnections(pool: import('pg').Pool, timeouts: Timeouts): () => void {
   const watched = new Map<import('pg').PoolClient, { query?: unknown; since: number }>();
   pool.on('connect', (client) => {
     client.on('error', () => {});
@@ -235,14 +280,14 @@ function watchConnections(pool: import('pg').Pool): () => void {
       // (pg's own: the query on the wire, or undefined)
       const query = (client as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
       if (query !== seen.query) (seen.query = query), (seen.since = now);
-      else if (query && now - seen.since >= QUERY_TIMEOUT_MS) {
+      else if (query && now - seen.since >= timeouts.queryMs) {
         // The server is asked to cancel it too: a backend waiting for a lock (another version's
         // migration) or still working would go on without its client, and retries would pile up more.
-        cancelOnServer(client);
-        client.connection.stream.destroy(new DatabaseUnavailable(`the database did not answer within ${QUERY_TIMEOUT_MS} ms`));
+        cancelOnServer(client, timeouts.connectMs);
+        client.connection.stream.destroy(new DatabaseUnavailable(`the database did not answer within ${timeouts.queryMs} ms`));
       }
     }
-  }, QUERY_TIMEOUT_MS / 4);
+  }, timeouts.queryMs / SWEEPS_PER_TIMEOUT);
   sweep.unref();
   return () => clearInterval(sweep);
 }
@@ -250,19 +295,24 @@ function watchConnections(pool: import('pg').Pool): () => void {
 /**
  * Asks the server to cancel what `client`'s backend runs: PostgreSQL's CancelRequest (its process id
  * and secret key, which a pooler such as PgBouncer maps to its own), on a connection of its own that
- * gives up after CONNECT_TIMEOUT_MS (a host that died hard answers nothing). A best effort: nothing
+ * gives up after `connectTimeoutMs` (a host that died hard answers nothing). A best effort: nothing
  * waits for it, and nothing tells whether it was heard.
  */
-function cancelOnServer(client: import('pg').PoolClient) {
+/** PostgreSQL's CancelRequest message: 16 bytes, code 80877102 (1234 in the high 16 bits, 5678 in the low). */
+const CANCEL_REQUEST_LENGTH = 16;
+const CANCEL_REQUEST_CODE = 80877102;
+
+function cancelOnServer(client: import('pg').PoolClient, connectTimeoutMs: number) {
   const { host, port, processID, secretKey } = client as unknown as { host: string; port: number; processID?: number; secretKey?: number };
   if (!processID) return;
-  const request = Buffer.alloc(16);
-  request.writeInt32BE(16, 0);
-  request.writeInt32BE(80877102, 4);
+  // The message: its length, the request code, then the backend's process id and secret key (32-bit each).
+  const request = Buffer.alloc(CANCEL_REQUEST_LENGTH);
+  request.writeInt32BE(CANCEL_REQUEST_LENGTH, 0);
+  request.writeInt32BE(CANCEL_REQUEST_CODE, 4);
   request.writeInt32BE(processID, 8);
   request.writeInt32BE(secretKey!, 12);
   const socket = host.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
-  socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy());
+  socket.setTimeout(connectTimeoutMs, () => socket.destroy());
   socket.on('error', () => {});
   socket.on('connect', () => socket.end(request));
 }

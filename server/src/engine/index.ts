@@ -9,5 +9,6 @@ export * from './types.ts';
 export { Scheduler, type SchedulerOptions } from './scheduler.ts';
 export { delayStep, digestStep, onScheduled } from './waits.ts';
 export { emailStep, smsStep, pushStep, chatStep, activeIntegration, CHAT_PROVIDERS, PUSH_PROVIDERS } from './channels.ts';
-export { postWebhook, isWebhookUrl, allowPrivateWebhooks, refusedAddress, refusedHost, WEBHOOK_TIMEOUT_MS } from './webhook.ts';
+export { postWebhook, isWebhookUrl, refusedAddress, refusedHost, WEBHOOK_TIMEOUT_MS } from './webhook.ts';
+export { configureEngine, engineSettings, DEFAULT_RUN_LEASE_MS, type EngineSettings } from './settings.ts';
 export { renderContextFor } from './render-context.ts';

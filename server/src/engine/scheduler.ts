@@ -23,12 +23,25 @@ import { sweepChangeRows } from '../db/change-rows.ts';
 // (read from the jobs_due index), at most `pollMs` (other processes may schedule earlier jobs), and
 // wakes early when this process schedules a job sooner than that.
 
+/** The scheduler's longest sleep between two looks at the jobs table, when nothing else is set. */
+export const DEFAULT_SCHEDULER_POLL_MS = 250;
+/** Its shortest: a smaller poll would only keep the database busy. */
+const MIN_POLL_MS = 10;
+/** Jobs claimed per statement, when nothing else is set. */
+const DEFAULT_BATCH = 100;
+/** Jobs of a batch run at the same time, when nothing else is set. */
+const DEFAULT_CONCURRENCY = 4;
+/** PostgreSQL: how often a step of the change rows' sweep runs, when nothing else is set (0: never). */
+export const DEFAULT_CHANGE_SWEEP_MS = 60_000;
+/** After a round that claimed nothing, the least it sleeps before looking again (a job due now included). */
+const IDLE_MIN_SLEEP_MS = 5;
+
 export interface SchedulerOptions {
-  /** Longest sleep between two looks at the jobs table (default 250 ms; env NOTIF_SCHEDULER_POLL_MS). */
+  /** Longest sleep between two looks at the jobs table (default DEFAULT_SCHEDULER_POLL_MS; NOTIF_SCHEDULER_POLL_MS). */
   pollMs?: number;
-  /** Jobs claimed per statement (default 50). */
+  /** Jobs claimed per statement (default DEFAULT_BATCH). */
   batch?: number;
-  /** Jobs of a batch run at the same time (default 4). */
+  /** Jobs of a batch run at the same time (default DEFAULT_CONCURRENCY). */
   concurrency?: number;
   /** How long a claim holds before another process may take the job (default 60 s, lease.ts). */
   leaseMs?: number;
@@ -38,8 +51,8 @@ export interface SchedulerOptions {
   onError?: (err: unknown) => void;
   /**
    * PostgreSQL: how often a step of the change rows' sweep runs (db/change-rows.ts: the rows of
-   * subscribers whose feed nobody reads are folded too; default 60 s, 0 for never; env
-   * NOTIF_CHANGE_SWEEP_MS).
+   * subscribers whose feed nobody reads are folded too; default DEFAULT_CHANGE_SWEEP_MS, 0 for
+   * never; NOTIF_CHANGE_SWEEP_MS).
    */
   sweepMs?: number;
 }
@@ -70,14 +83,13 @@ export class Scheduler {
     private readonly store: Store,
     options: SchedulerOptions = {},
   ) {
-    this.pollMs = Math.max(10, options.pollMs ?? 250);
-    this.batch = options.batch ?? 100;
-    this.concurrency = options.concurrency ?? 4;
+    this.pollMs = Math.max(MIN_POLL_MS, options.pollMs ?? DEFAULT_SCHEDULER_POLL_MS);
+    this.batch = options.batch ?? DEFAULT_BATCH;
+    this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? leaseMs();
     this.worker = options.worker ?? processWorker;
     this.onError = options.onError ?? ((err) => console.error('scheduler:', err));
-    const sweepEnv = process.env.NOTIF_CHANGE_SWEEP_MS;
-    this.sweepMs = options.sweepMs ?? (sweepEnv && Number(sweepEnv) >= 0 ? Number(sweepEnv) : 60_000);
+    this.sweepMs = options.sweepMs ?? DEFAULT_CHANGE_SWEEP_MS;
     this.nextSweep = Date.now() + this.sweepMs;
   }
 
@@ -143,7 +155,7 @@ export class Scheduler {
         }
         if (claimed >= this.batch) continue;
         const next = await this.nextDue();
-        if (next !== undefined) wait = Math.min(this.pollMs, Math.max(claimed === 0 ? 5 : 0, next - Date.now()));
+        if (next !== undefined) wait = Math.min(this.pollMs, Math.max(claimed === 0 ? IDLE_MIN_SLEEP_MS : 0, next - Date.now()));
       } catch (err) {
         this.onError(err);
       }

@@ -15,6 +15,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { engineSettings } from './settings.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 5000;
 /** Chat webhooks of one step sent at once, at most. */
@@ -25,12 +26,8 @@ const MAX_BODY_BYTES = 64 * 1024;
 /** Host names of cloud metadata services, refused whatever they resolve to. */
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
 
-let allowPrivate = process.env.NOTIF_ALLOW_PRIVATE_WEBHOOKS === '1' || process.env.NOTIF_ALLOW_PRIVATE_WEBHOOKS === 'true';
-
-/** Lets webhooks reach private and loopback addresses (`--allow-private-webhooks`): development only. */
-export function allowPrivateWebhooks(allow: boolean) {
-  allowPrivate = allow;
-}
+/** True when webhooks may reach private and loopback addresses (`--allow-private-webhooks`): development only. */
+const allowPrivate = () => engineSettings().allowPrivateWebhooks;
 
 export interface WebhookOutcome {
   ok: boolean;
@@ -81,7 +78,7 @@ function refusedName(hostname: string): string | null {
  * resolves to). `--allow-private-webhooks` lifts it.
  */
 export function refusedHost(url: string): string | null {
-  if (allowPrivate) return null;
+  if (allowPrivate()) return null;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   return ipaddr.isValid(host) ? refusedAddress(host) : refusedName(host);
 }
@@ -119,7 +116,7 @@ export async function postWebhook(url: string, body: unknown, timeoutMs = WEBHOO
           method: 'POST',
           headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, 'user-agent': 'notif-inbox' },
           // The checked lookup: the connection goes to the address that was checked.
-          ...(allowPrivate ? {} : { lookup: checkedLookup }),
+          ...(allowPrivate() ? {} : { lookup: checkedLookup }),
           agent: false,
           signal: AbortSignal.timeout(timeoutMs),
         },

@@ -30,7 +30,8 @@ import { batched } from '../batched.ts';
 // against 8.0 ms). The plugin also cannot send a `retry:` hint without a data line, and bounds
 // nothing for a client that does not read (stream-limits.ts ends such a stream at 1 MB).
 
-const HEARTBEAT_MS = Number(process.env.NOTIF_STREAM_HEARTBEAT_MS) || 25_000;
+/** How often an idle stream sends a comment line, when nothing else is set (NOTIF_STREAM_HEARTBEAT_MS): under the 30 s proxies and load balancers often cut idle connections at. */
+export const DEFAULT_STREAM_HEARTBEAT_MS = 25_000;
 const RETRY_MS = 1000;
 const REPLAY = 50;
 /** The unseen count's cap, as endpoint 13 caps it by default. */
@@ -41,7 +42,8 @@ export function streamRoutes(app: App, ctx: AppContext) {
   const k = db.kysely;
   /** How to end each open stream: a graceful shutdown ends them all (they would hold the server open). */
   const open = new Set<() => void>();
-  const slots = new StreamSlots();
+  const slots = new StreamSlots(ctx.streams);
+  const heartbeatMs = ctx.streams?.heartbeatMs ?? DEFAULT_STREAM_HEARTBEAT_MS;
   app.addHook('preClose', async () => {
     for (const end of open) end();
   });
@@ -172,7 +174,7 @@ export function streamRoutes(app: App, ctx: AppContext) {
     });
     res.flushHeaders();
     res.write(`retry: ${RETRY_MS}\n\n`);
-    heartbeat = setInterval(() => send(res, ':\n\n') || end(), HEARTBEAT_MS);
+    heartbeat = setInterval(() => send(res, ':\n\n') || end(), heartbeatMs);
     if (res.destroyed) end();
 
     const from = request.headers['last-event-id'];
