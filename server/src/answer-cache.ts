@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encode, THRESHOLD } from './compress.ts';
+import { encode, THRESHOLD } from './encoding.ts';
+import { entityTag } from './etag.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
 // not changed. An entry's key holds the inbox's version, read from the database on every request
@@ -148,7 +147,7 @@ const sharedSize = (part: Shared) => part.bytes.length + part.text.length * 2 + 
 
 /**
  * The answer for JSON text given in parts (feedParts: own text at even indexes, embedded objects'
- * JSON at odd ones) in `encoding` (none below THRESHOLD, as compress.ts does). Its entity tag is a
+ * JSON at odd ones) in `encoding` (none below THRESHOLD, as the compression plugin does). Its entity tag is a
  * hash of the text, so equal answers have equal tags whatever produced them, with the encoding
  * appended (a strong tag names one sequence of bytes).
  */
@@ -175,70 +174,4 @@ function exact(data: string | Buffer): Buffer {
   if (typeof data == 'string') out.write(data);
   else data.copy(out);
   return out;
-}
-
-/**
- * Buffers that uncompressed answers are put together in, used again once an answer is written.
- * A fresh buffer per answer (53 KB for a full page of 20) is memory outside the JavaScript heap,
- * which the garbage collector is then pressed to reclaim: bench:server's full, uncompressed page
- * ran at 23.6 to 28.7% of bare Node so, 36.1 to 38.1% with these. A buffer comes back only when
- * its answer's `finish` says every byte was handed to the socket; an answer cut off before that
- * leaves its buffer to the collector, so no buffer is written while a write of it may be pending.
- */
-const spare: Buffer[] = [];
-let spareBytes = 0;
-/** At most this many bytes of buffers wait here; a buffer is at least SPARE_MIN bytes, so one serves most pages. */
-export const SPARE_BYTES = 4 << 20;
-const SPARE_MIN = 64 << 10;
-
-function bufferFor(reply: FastifyReply, length: number): Buffer {
-  const i = spare.findIndex((b) => b.length >= length);
-  const buffer = i < 0 ? Buffer.allocUnsafeSlow(Math.max(length, SPARE_MIN)) : spare.splice(i, 1)[0]!;
-  if (i >= 0) spareBytes -= buffer.length;
-  reply.raw.once('finish', () => {
-    if (spareBytes + buffer.length <= SPARE_BYTES) spare.push(buffer), (spareBytes += buffer.length);
-  });
-  return buffer;
-}
-
-/** The answer's bytes: its body, or its own bytes with the embedded objects' put back in place (in a spare buffer). */
-function bytesOf(answer: Answer, reply: FastifyReply): Buffer {
-  if (answer.body) return answer.body;
-  const out = bufferFor(reply, answer.length);
-  let at = 0;
-  let from = 0;
-  for (const part of answer.layout!) {
-    if (typeof part == 'number') at += answer.own!.copy(out, at, from, (from += part));
-    else at += part.bytes.copy(out, at);
-  }
-  return out.subarray(0, at);
-}
-
-/** The entity tag of a text (whole, or in parts) sent uncompressed: a hash of it. The proxy tags what it rewrites so too. */
-export function entityTag(text: string | string[]): string {
-  const hash = createHash('sha256');
-  for (const part of typeof text == 'string' ? [text] : text) hash.update(part);
-  return `"${hash.digest('base64url').slice(0, 27)}"`;
-}
-
-/**
- * True when `If-None-Match` names the answer: by the weak comparison RFC 9110 asks for, and
- * ignoring the encoding's suffix (the same text in another encoding is as current).
- */
-export function notModified(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  const bare = (tag: string) => tag.trim().replace(/^W\//, '').replace(/-(br|gzip)"$/, '"');
-  const own = bare(etag);
-  return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === own);
-}
-
-/**
- * Sends `answer`: 304 with no body when the request's `If-None-Match` names it. A browser keeps it
- * and revalidates every time (`private, no-cache`); it differs by encoding and by key.
- */
-export function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer) {
-  reply.header('etag', answer.etag).header('cache-control', 'private, no-cache').header('vary', 'accept-encoding, authorization');
-  if (notModified(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
-  if (answer.encoding) reply.header('content-encoding', answer.encoding);
-  return reply.type('application/json; charset=utf-8').send(bytesOf(answer, reply));
 }

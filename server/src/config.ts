@@ -13,9 +13,11 @@ import { DEFAULT_LISTEN_HEARTBEAT_MS } from './changes.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS } from './db/index.ts';
 import { DEFAULT_RUN_LEASE_MS } from './engine/settings.ts';
 import { DEFAULT_CHANGE_SWEEP_MS, DEFAULT_SCHEDULER_POLL_MS } from './engine/scheduler.ts';
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_EVENT_LOOP_DELAY_MS, DEFAULT_REQUEST_TIMEOUT_MS, FEED_CACHE_BYTES } from './app.ts';
-import { DEFAULT_IN_FLIGHT_MS } from './idempotency.ts';
-import type { RateLimitConfig, RateLimitScope } from './ratelimit.ts';
+import { FEED_CACHE_BYTES } from './plugins/answer-cache.ts';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './plugins/connections.ts';
+import { DEFAULT_IN_FLIGHT_MS } from './plugins/idempotency.ts';
+import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS } from './plugins/pressure.ts';
+import type { RateLimitConfig, RateLimitScope } from './plugins/rate-limit.ts';
 import { DEFAULT_STREAM_HEARTBEAT_MS } from './routes/stream.ts';
 import { DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_SUBSCRIBER } from './stream-limits.ts';
 

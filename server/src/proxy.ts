@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
-import { entityTag, notModified } from './answer-cache.ts';
+import { entityTag, notModified } from './etag.ts';
 
 /**
  * The browser-safe gateway (DESIGN.md, Security). A page must never hold the API key, so the host

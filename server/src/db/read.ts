@@ -57,7 +57,9 @@ export const keptCounts = async (db: Db, subscriberId: string): Promise<InboxCou
  * PostgreSQL: one indexed count capped by a bounded subquery, batched (readMany) for every count
  * asked in one turn, whichever asked it.
  */
-export function unseenCounter(db: Db): (subscriberId: string, seen: boolean, limit: number) => Promise<number> {
+export type UnseenCounter = (subscriberId: string, seen: boolean, limit: number) => Promise<number>;
+
+export function unseenCounter(db: Db): UnseenCounter {
   if (db.dialect == 'sqlite')
     return async (subscriberId, seen, limit) => {
       const kept = (await keptCounts(db, subscriberId))!;

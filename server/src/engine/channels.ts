@@ -7,7 +7,7 @@ import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { renderContextFor } from './render-context.ts';
 import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type StepHandler, type Store } from './types.ts';
 import { mapBounded, postWebhook, WEBHOOK_CONCURRENCY } from './webhook.ts';
-import { webhookFailures } from '../metrics.ts';
+import { webhookFailures } from './metrics.ts';
 
 // The delivery channels besides in_app. email, sms and push go through the environment's active
 // integration of the channel (its primary one first): the service holds no provider SDKs, so the

@@ -1,6 +1,6 @@
 import { parseJson, toJson } from '../json.ts';
 import { executionDetail } from './jobs.ts';
-import { schedulerLateness } from '../metrics.ts';
+import { schedulerLateness } from './metrics.ts';
 import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
 import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppContext } from '../app.ts';
 import { trigger } from '../engine/trigger.ts';
-import { recordWith } from '../idempotency.ts';
 import { JsonObject } from '../schemas.ts';
 
 // POST /v1/events/trigger (decisions.md, "Beyond the spec"): runs a workflow for one or more
@@ -36,7 +35,7 @@ export function eventRoutes(app: App, ctx: AppContext) {
     const answer = (transactionId: string) => ({ acknowledged: true, status: 'processed', transactionId });
     // The idempotency key is answered in the transaction that records the runs: a retry after a
     // crash replays this answer, never triggers again.
-    const record = await recordWith(ctx.db, request, 201);
+    const record = await request.answerRecorder(201);
     const { transactionId } = await trigger(ctx.db, request.tenant, request.body, {
       onRecorded: record && ((trx, id) => record(trx, answer(id))),
     });

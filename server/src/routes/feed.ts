@@ -4,14 +4,14 @@ import type { App, AppContext } from '../app.ts';
 import type { Tenant } from '../auth.ts';
 import type { Dialect } from '../db/index.ts';
 import { badRequest } from '../errors.ts';
-import { findBadInput } from '../input-guard.ts';
+import { findBadInput } from '../bad-input.ts';
 import { RawJson, rawJson } from '../json.ts';
 import { StringList, SubscriberIdParam } from '../schemas.ts';
 import { findSubscriber } from '../db/lookups.ts';
 import { feedIdentifiers, loadEmbeds } from './messages.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow } from '../views.ts';
-import { makeAnswer, sendAnswer } from '../answer-cache.ts';
-import { chooseEncoding } from '../compress.ts';
+import { makeAnswer } from '../answer-cache.ts';
+import { chooseEncoding } from '../encoding.ts';
 import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
 import { keptCounts, read, readMany, type InboxCounts } from '../db/read.ts';
 
@@ -216,7 +216,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
       if (version!.templateRows! > MAX_CHANGE_ROWS) void fold('template_changes', tenant.environmentId);
       key = JSON.stringify([tenant.environmentId, id, version!.inbox ?? 0, version!.templates ?? 0, q.page, q.limit, q.read ?? null, q.seen ?? null, q.payload ?? null, feeds ? [...feeds].sort() : null, fields ? [...fields] : null, encoding ?? null]);
       const kept = cache.get(tenant.environmentId, key);
-      if (kept) return sendAnswer(request, reply, kept);
+      if (kept) return reply.sendAnswer(kept);
     }
     const embedSubscriber = !fields || fields.has('subscriber');
     const subscriber = embedSubscriber ? await findSubscriber(db, request.tenant, request.params.subscriberId) : undefined;
@@ -261,7 +261,7 @@ export function feedRoutes(app: App, ctx: AppContext) {
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: q.limit, page: q.page };
     const answer = makeAnswer(feedParts(views, fields, rest), encoding);
     if (key) cache!.set(request.tenant.environmentId, key, answer);
-    return sendAnswer(request, reply, answer);
+    return reply.sendAnswer(answer);
   });
 
   // The versions an answer of the feed is kept under: the subscriber's inbox, the environment's

@@ -1,7 +1,7 @@
 import { brotliCompressSync, constants, gzipSync, type BrotliOptions } from 'node:zlib';
-import type { App } from './app.ts';
 
-// Answers of THRESHOLD bytes and more are compressed when the request accepts it: brotli, else gzip.
+// Answers of THRESHOLD bytes and more are compressed when the request accepts it: brotli, else gzip
+// (plugins/compression.ts; the feed's answer cache keeps its answers compressed alike).
 // Our answers are JSON held whole in memory (a feed page of 100 full messages is about 270 KB), so
 // they are compressed in one synchronous call: a streaming compressor (what @fastify/compress
 // does) allocates an encoder and a 4 MB window per answer and hops through the thread pool; for a
@@ -21,7 +21,8 @@ const BROTLI = (size: number): BrotliOptions => ({
     [constants.BROTLI_PARAM_LGWIN]: Math.min(22, Math.max(16, Math.ceil(Math.log2(size)))),
   },
 });
-const COMPRESSIBLE = /json|text|javascript|xml|svg/;
+/** The content types worth compressing. */
+export const COMPRESSIBLE = /json|text|javascript|xml|svg/;
 
 /** The encoding to answer in: br or gzip when the Accept-Encoding header allows it (q > 0), else none. */
 export function chooseEncoding(header: string | undefined): 'br' | 'gzip' | undefined {
@@ -39,25 +40,4 @@ export function chooseEncoding(header: string | undefined): 'br' | 'gzip' | unde
 /** `text` (of `size` bytes, when the caller knows it) compressed in `encoding` (brotli as above, or gzip). */
 export function encode(text: string | Buffer, encoding: 'br' | 'gzip', size = Buffer.byteLength(text)): Buffer {
   return encoding == 'br' ? brotliCompressSync(text, BROTLI(size)) : gzipSync(text);
-}
-
-/**
- * Installs the compression. Register it after every other onSend hook, so they see the answer as
- * written (the idempotency store keeps the plain text and replays it in the encoding asked then).
- */
-export function compression(app: App) {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    const size = Buffer.byteLength(payload);
-    if (size < THRESHOLD || request.method === 'HEAD' || reply.hasHeader('content-encoding')) return payload;
-    if (!COMPRESSIBLE.test(String(reply.getHeader('content-type') ?? ''))) return payload;
-    // Caches must tell answers for one Accept-Encoding from answers for another.
-    const vary = reply.getHeader('vary');
-    if (!vary) reply.header('vary', 'accept-encoding');
-    else if (!/accept-encoding|\*/i.test(String(vary))) reply.header('vary', `${vary}, accept-encoding`);
-    const encoding = chooseEncoding(request.headers['accept-encoding']);
-    if (!encoding) return payload;
-    reply.header('content-encoding', encoding).removeHeader('content-length');
-    return encode(payload, encoding, size);
-  });
 }
