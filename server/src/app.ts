@@ -3,8 +3,6 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/index.ts';
-import type { AnswerCache } from './answer-cache.ts';
-import type { UnseenCounter } from './db/read.ts';
 import answerCache from './plugins/answer-cache.ts';
 import auth from './plugins/auth.ts';
 import compression from './plugins/compression.ts';
@@ -20,17 +18,16 @@ import metrics from './plugins/metrics.ts';
 import pressure, { type PressureConfig } from './plugins/pressure.ts';
 import rateLimit, { type RateLimitConfig } from './plugins/rate-limit.ts';
 import validation from './plugins/validation.ts';
+import events from './routes/events.ts';
+import feed from './routes/feed.ts';
 import health from './routes/health.ts';
-import { subscriberRoutes } from './routes/subscribers.ts';
-import { preferenceRoutes } from './routes/preferences.ts';
-import { integrationRoutes } from './routes/integrations.ts';
-import { messageRoutes } from './routes/messages.ts';
-import { feedRoutes } from './routes/feed.ts';
-import { workflowRoutes } from './routes/workflows.ts';
-import { eventRoutes } from './routes/events.ts';
-import { notificationRoutes } from './routes/notifications.ts';
-import { streamRoutes } from './routes/stream.ts';
-import type { StreamLimits } from './stream-limits.ts';
+import integrations from './routes/integrations.ts';
+import messages from './routes/messages.ts';
+import notifications from './routes/notifications.ts';
+import preferences from './routes/preferences.ts';
+import stream, { type StreamOptions } from './routes/stream.ts';
+import subscribers from './routes/subscribers.ts';
+import workflows from './routes/workflows.ts';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -59,27 +56,12 @@ export interface AppConfig {
    */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
-  /** Bytes of finished feed answers kept (answer-cache.ts), default 32 MB; 0 keeps none. */
+  /** Bytes of finished feed answers kept (inbox/answer-cache.ts), default 32 MB; 0 keeps none. */
   feedCacheBytes?: number;
-  /** The streams' caps (stream-limits.ts) and heartbeat (routes/stream.ts); each has its default. */
+  /** The streams' caps (inbox/stream-slots.ts) and heartbeat (inbox/stream.ts); each has its default. */
   streams?: StreamOptions;
   /** How long a request may hold its idempotency key unanswered before it counts as abandoned (plugins/idempotency.ts). */
   idempotencyInFlightMs?: number;
-}
-
-export interface StreamOptions extends StreamLimits {
-  /** How often an idle stream sends a comment line (default DEFAULT_STREAM_HEARTBEAT_MS). */
-  heartbeatMs?: number;
-}
-
-/** What every route module gets: the database and the services built on it. */
-export interface AppContext {
-  db: Db;
-  /** The feed's answers (absent: off). */
-  feedCache?: AnswerCache;
-  /** A subscriber's (internal id) unseen, or seen, in-app messages, capped: endpoint 13's and the streams' one reader (db/read.ts). */
-  unseen: UnseenCounter;
-  streams?: StreamOptions;
 }
 
 /** The largest request body: 1 MB. */
@@ -142,16 +124,15 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(errors, { logging: Boolean(config.logger) });
 
   await app.register(health, { metricsToken: config.metricsToken });
-  const ctx: AppContext = { db: app.db, feedCache: app.feedCache ?? undefined, unseen: app.unseen, streams: config.streams };
-  subscriberRoutes(app, ctx);
-  preferenceRoutes(app, ctx);
-  integrationRoutes(app, ctx);
-  messageRoutes(app, ctx);
-  feedRoutes(app, ctx);
-  workflowRoutes(app, ctx);
-  eventRoutes(app, ctx);
-  notificationRoutes(app, ctx);
-  streamRoutes(app, ctx);
+  await app.register(subscribers);
+  await app.register(preferences);
+  await app.register(integrations);
+  await app.register(messages);
+  await app.register(feed);
+  await app.register(workflows);
+  await app.register(events);
+  await app.register(notifications);
+  await app.register(stream, config.streams ?? {});
 
   return app;
 }

@@ -9,7 +9,7 @@
 // number as is or a misspelt one as the default without a word. A variable set empty counts as unset.
 
 import { parseArgs } from 'node:util';
-import { DEFAULT_LISTEN_HEARTBEAT_MS } from './changes.ts';
+import { DEFAULT_LISTEN_HEARTBEAT_MS } from './db/changes.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS } from './db/index.ts';
 import { DEFAULT_RUN_LEASE_MS } from './engine/settings.ts';
 import { DEFAULT_CHANGE_SWEEP_MS, DEFAULT_SCHEDULER_POLL_MS } from './engine/scheduler.ts';
@@ -18,8 +18,8 @@ import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './plugin
 import { DEFAULT_IN_FLIGHT_MS } from './plugins/idempotency.ts';
 import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS } from './plugins/pressure.ts';
 import type { RateLimitConfig, RateLimitScope } from './plugins/rate-limit.ts';
-import { DEFAULT_STREAM_HEARTBEAT_MS } from './routes/stream.ts';
-import { DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_SUBSCRIBER } from './stream-limits.ts';
+import { DEFAULT_STREAM_HEARTBEAT_MS } from './inbox/stream.ts';
+import { DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_SUBSCRIBER } from './inbox/stream-slots.ts';
 
 /** A setting's value that cannot be used, or a command line that makes no sense: exit 2 with the usage. */
 export class UsageError extends Error {}

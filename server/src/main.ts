@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { buildApp } from './app.ts';
-import { generateKey, registerKey } from './auth.ts';
+import { generateKey, registerKey } from './db/keys.ts';
 import { MIN_METRICS_TOKEN_LENGTH, readConfig, usage, UsageError, type Config, type KeyEntry } from './config.ts';
 import { openDatabase, type Db } from './db/index.ts';
 import { addMissingDemoWorkflows, seedDemo, isFresh } from './seed.ts';

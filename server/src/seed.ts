@@ -1,8 +1,8 @@
 import type { Db } from './db/index.ts';
-import { generateKey, hashKey, registerKey, type Tenant } from './auth.ts';
+import { generateKey, hashKey, registerKey, type Tenant } from './db/keys.ts';
 import { trigger } from './engine/trigger.ts';
-import { inTransaction } from './engine/types.ts';
-import { saveWorkflow, workflowErrors, type WorkflowBody } from './routes/workflows.ts';
+import { saveWorkflow, workflowErrors, type WorkflowInput } from './workflows/workflows.ts';
+import { inTransaction } from './db/store.ts';
 
 /** True when the database has no environment yet. */
 export async function isFresh(db: Db): Promise<boolean> {
@@ -20,7 +20,7 @@ export const DEMO_SUBSCRIBERS = [
 ] as const;
 export const DEMO_SUBSCRIBER_IDS = DEMO_SUBSCRIBERS.map((s) => s.subscriberId);
 
-export const DEMO_WORKFLOWS: WorkflowBody[] = [
+export const DEMO_WORKFLOWS: WorkflowInput[] = [
   {
     workflowId: 'project-invite',
     name: 'Project invitation',

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations.ts';
-import { ChangeBus, TCP_KEEPALIVE } from '../changes.ts';
+import { ChangeBus, TCP_KEEPALIVE } from './changes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,7 +32,7 @@ export interface Db {
    * each connection parses and plans once, for the first PREPARED_TEXTS texts it is given; later
    * texts run unnamed (every connection keeps each named one: the bound keeps a stream of new
    * shapes from growing the database's memory). Callers give it texts of a few fixed shapes only
-   * (routes/feed.ts, `fixed`), so no client can take the names from the hot reads (the feed's
+   * (inbox/feed.ts, `fixed`), so no client can take the names from the hot reads (the feed's
    * versions, the unseen count, a page's rows without projection or filter): bench:server on PostgreSQL, alternating, unseen counts 9,166 and 10,106
    * a second unnamed, 16,872 and 17,106 named; cached feed pages as the elements ask 6,506 and 6,964,
    * then 12,161 and 12,507.
@@ -44,7 +44,7 @@ export interface Db {
   /** Why the database cannot serve (unreachable, its file gone, migrations of this version missing); null when it can. */
   unready(): Promise<string | null>;
   /**
-   * The passphrase the secrets at rest are sealed with (secrets.ts: NOTIF_ENCRYPTION_KEY); absent,
+   * The passphrase the secrets at rest are sealed with (db/secrets.ts: NOTIF_ENCRYPTION_KEY); absent,
    * a random key kept in the database is.
    */
   readonly encryptionKey?: string;

@@ -2,12 +2,13 @@ import type { Insertable } from 'kysely';
 import type { MessageTable } from '../db/schema.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText } from '../render.ts';
-import type { StoredStep } from '../views.ts';
 import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { renderContextFor } from './render-context.ts';
-import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type StepHandler, type Store } from './types.ts';
+import type { ExecutionDetail, JobOutcome, RunContext, StepHandler } from './types.ts';
 import { mapBounded, postWebhook, WEBHOOK_CONCURRENCY } from './webhook.ts';
 import { webhookFailures } from './metrics.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, StoredStep } from '../db/rows.ts';
 
 // The delivery channels besides in_app. email, sms and push go through the environment's active
 // integration of the channel (its primary one first): the service holds no provider SDKs, so the

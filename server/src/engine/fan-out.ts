@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { bool, parseJson, toJson } from '../json.ts';
-import type { SubscriberRow, WorkflowRow } from '../views.ts';
 import { insertRows } from './bulk.ts';
 import { feedIdFor } from './feeds.ts';
 import { inAppControls, inAppMessage } from './in-app.ts';
@@ -8,7 +7,9 @@ import { executionDetail } from './jobs.ts';
 import { crashPoint, yieldToLoop } from './lease.ts';
 import { obeysPreferences, preferenceBlock, type PreferenceSettings } from './preferences.ts';
 import { sequenceMessages } from './sequence.ts';
-import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
+import type { ExecutionDetail } from './types.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 
 // A trigger to many subscribers: the in-app steps at the head of the workflow run for every run at
 // once, in a few statements whatever the number of runs: the subscribers' preferences (one read),
@@ -198,7 +199,7 @@ async function writeParts(store: Store, parts: Part[]): Promise<void> {
         locked_by = null, locked_until = null, updated_at = v.at
       from v where jobs.id = v.id and jobs.status = 'pending'`.execute(k);
     if (Number(updated.numAffectedRows) !== finished.length) throw new ChunkMoved();
-    await trx.changes?.publish(k, messages.map((m) => ({ s: m.subscriber_id, m: m.id })));
+    await trx.changes?.publish(k, messages.map((message) => ({ subscriberId: message.subscriber_id, messageId: message.id })));
     await sequenceMessages(trx, messages.map((m) => m.id));
     return finished;
   });

@@ -3,12 +3,13 @@ import type { MessageTable } from '../db/schema.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText, renderUrl, type RenderContext } from '../render.ts';
 import { renderContextFor } from './render-context.ts';
-import type { StoredStep, SubscriberRow } from '../views.ts';
 import type { InAppControls } from './controls.ts';
 import { feedIdFor } from './feeds.ts';
 import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { sequenceMessages } from './sequence.ts';
-import { inTransaction, type JobOutcome, type JobRow, type RunContext, type Store } from './types.ts';
+import type { JobOutcome, RunContext } from './types.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, StoredStep, SubscriberRow } from '../db/rows.ts';
 
 /** What `{{subscriber.x}}` placeholders can read. */
 export function subscriberVariables(row: SubscriberRow): Record<string, unknown> {
@@ -90,7 +91,7 @@ export async function inAppStep(store: Store, job: JobRow, ctx: RunContext): Pro
     await finishJob(trx, job, 'completed', executionDetail(now, 'Success', 'Message created'), now, 'novu');
     if (numInsertedOrUpdatedRows) {
       // Open streams hear of it (on PostgreSQL at the commit); numbered last, as that holds a lock to the commit.
-      await trx.changes?.publish(trx.kysely, { s: row.subscriber_id, m: row.id });
+      await trx.changes?.publish(trx.kysely, { subscriberId: row.subscriber_id, messageId: row.id });
       await sequenceMessages(trx, [row.id]);
     }
   });

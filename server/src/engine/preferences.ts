@@ -1,7 +1,7 @@
 import { bool } from '../json.ts';
 import { CHANNELS, type Channel } from '../schemas.ts';
-import type { WorkflowRow } from '../views.ts';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
+import type { WorkflowRow } from '../db/rows.ts';
 
 // A subscriber's preferences, as the preferences table holds them: one boolean per (workflow, setting),
 // where workflow '' is global and setting is 'enabled' or a channel. Anything not set is on.

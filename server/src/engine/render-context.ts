@@ -1,7 +1,8 @@
 import { parseJson } from '../json.ts';
 import type { RenderContext } from '../render.ts';
 import { subscriberVariables } from './in-app.ts';
-import type { JobRow, RunContext } from './types.ts';
+import type { RunContext } from './types.ts';
+import type { JobRow } from '../db/rows.ts';
 
 /**
  * What a step's templates can read: `{{payload.x}}`, `{{subscriber.x}}`, and after a digest step

@@ -3,9 +3,11 @@ import { executionDetail } from './jobs.ts';
 import { schedulerLateness } from './metrics.ts';
 import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
-import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
+import type { ExecutionDetail } from './types.ts';
 import { onScheduled } from './waits.ts';
 import { sweepChangeRows } from '../db/change-rows.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow } from '../db/rows.ts';
 
 // The persistent scheduler. Waiting jobs live in the database only: status `delayed` (a delay or a
 // digest window) or `queued` (the step after a wait, handed to whoever woke the wait), with `run_at`

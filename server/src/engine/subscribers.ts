@@ -1,9 +1,9 @@
-import type { Tenant } from '../auth.ts';
+import type { Tenant } from '../db/keys.ts';
 import { newId } from '../ids.ts';
 import { toJson } from '../json.ts';
-import type { SubscriberRow } from '../views.ts';
 import { insertRows } from './bulk.ts';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
+import type { SubscriberRow } from '../db/rows.ts';
 
 /**
  * A recipient of a trigger: a subscriberId, or a subscriber object whose given fields are applied

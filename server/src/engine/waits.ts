@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import { parseJson, toJson } from '../json.ts';
-import type { StoredStep } from '../views.ts';
 import { UNIT_MS, type DelayControls, type DigestControls, type TimeUnit } from './controls.ts';
 import { executionDetail, finishJob } from './jobs.ts';
-import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type Store, type StepHandler } from './types.ts';
+import type { ExecutionDetail, JobOutcome, RunContext, StepHandler } from './types.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, StoredStep } from '../db/rows.ts';
 
 // The steps that wait: `delay` and `digest`. Their job becomes `delayed` with `run_at` (epoch ms) set
 // to when it is due; the scheduler (scheduler.ts) claims it then and resumes the run. Nothing waits

@@ -1,11 +1,11 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { AnswerCache, type Answer } from '../answer-cache.ts';
+import { AnswerCache, type Answer } from '../inbox/answer-cache.ts';
 import { notModified } from '../etag.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The feed's finished answers (answer-cache.ts); null when turned off. */
+    /** The feed's finished answers (inbox/answer-cache.ts); null when turned off. */
     feedCache: AnswerCache | null;
   }
   interface FastifyReply {

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Tenant } from '../auth.ts';
+import type { Tenant } from '../db/keys.ts';
 import { HttpError } from '../errors.ts';
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { KeyResolver } from '../auth.ts';
+import { KeyResolver } from '../db/keys.ts';
 import type { Db } from '../db/index.ts';
 import { unseenCounter, type UnseenCounter } from '../db/read.ts';
 
@@ -8,7 +8,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The database (plugins/db.ts). */
     db: Db;
-    /** API keys to tenants, remembered (auth.ts). */
+    /** API keys to tenants, remembered (db/keys.ts). */
     keys: KeyResolver;
     /** A subscriber's unseen (or seen) in-app messages, capped: endpoint 13's and the streams' one reader (db/read.ts). */
     unseen: UnseenCounter;

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.ts';
 import { HttpError } from '../errors.ts';
-import { isSealed, secretsFor } from '../secrets.ts';
+import { isSealed, secretsFor } from '../db/secrets.ts';
 
 /** How long a key is kept, and its answer replayed: 24 hours, as decisions.md fixes it. */
 const TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { hashKey } from '../auth.ts';
+import { hashKey } from '../db/keys.ts';
 import { HttpError } from '../errors.ts';
 import { isApiRequest } from './auth.ts';
 

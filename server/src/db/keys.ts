@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { Db } from './db/index.ts';
-import { newId, nowIso } from './ids.ts';
+import type { Db } from './index.ts';
+import { newId, nowIso } from '../ids.ts';
 
 /** Whom a request speaks for: the API key's environment and its organization. */
 export interface Tenant {
@@ -68,7 +68,7 @@ export async function registerKey(db: Db, key: string, orgName: string, envName:
  * process answering about 6,000 such requests a second against 32,000 with a known key); a client
  * retrying a wrong key now costs one lookup per UNKNOWN_FOR_MS. The table is bounded (the oldest
  * entry makes room), so random keys cannot grow memory; they still cost a lookup each, rate limits
- * or not (the limiter resolves a key to know whose budget it counts against; ratelimit.ts counts an
+ * or not (the limiter resolves a key to know whose budget it counts against; plugins/rate-limit.ts counts an
  * unknown one against its client's address, which bounds the answers such a client gets, not the
  * lookups).
  */

@@ -1,23 +1,46 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './db/schema.ts';
+import type { Database } from './schema.ts';
 
 // The change bus: every write that can change a subscriber's unseen count or feed (a new in-app
 // message from the engine or the scheduler, mark-all, mark-as, an action, a delete) publishes one
-// small change here, and the subscriber's open streams (routes/stream.ts) hear it.
+// small change here, and the subscriber's open streams (inbox/stream.ts) hear it.
 //
 // On SQLite the bus is this process alone. On PostgreSQL a change is a NOTIFY on one channel, and
 // every process LISTENs on one connection of its own, so a change made by any process reaches the
 // streams of every process (this one's included: one path for all). A NOTIFY sent inside a
 // transaction leaves when it commits, so a stream never reads a message before it exists.
 
-/** A change: the subscriber (internal id) and, for new in-app messages, one's id; `s: '*'` means "recount all". */
+/** A change of one subscriber's inbox: the subscriber (internal id) and, for a new in-app message, its id. */
 export interface Change {
+  subscriberId: string;
+  messageId?: string;
+}
+
+/** The subscriber id of a change every stream of the process hears: recount, changes may have been missed. */
+export const EVERY_SUBSCRIBER = '*';
+
+/**
+ * A change as a NOTIFY payload carries it between processes: `{"s": subscriberId, "m": messageId}`.
+ * Short keys, since a payload holds at most 8,000 bytes and a trigger to many subscribers sends a
+ * change each; and the keys every version has sent, so that processes of two versions sharing one
+ * database (a rolling deploy) hear each other.
+ */
+interface WireChange {
   s: string;
   m?: string;
 }
 
+const toWire = (change: Change): WireChange => (change.messageId === undefined ? { s: change.subscriberId } : { s: change.subscriberId, m: change.messageId });
+const fromWire = (wire: WireChange): Change => ({ subscriberId: wire.s, messageId: wire.m });
+
 type Listener = (change: Change) => void;
 const CHANNEL = 'notif_changes';
+/** A NOTIFY payload's characters at most: PostgreSQL takes 8,000 bytes, and a change's JSON is ASCII. */
+const MAX_PAYLOAD_CHARACTERS = 7000;
+/** How long after the LISTEN connection was lost another is opened. */
+const RECONNECT_MS = 1000;
+/** How long a closing connection's goodbye is waited for before its socket is destroyed. */
+const GOODBYE_WAIT_MS = 1000;
 
 /**
  * TCP keepalive for every PostgreSQL connection (the pool's and the LISTEN one): an idle connection
@@ -54,39 +77,51 @@ export class ChangeBus {
   }
 
   /**
-   * Tells every stream of each `change.s`, in every process (many changes cost one statement).
-   * `kysely` may be a transaction: on
-   * PostgreSQL the change then leaves at its commit (and never if it rolls back).
+   * Tells every stream of each change's subscriber, in every process (many changes cost one
+   * statement). `kysely` may be a transaction: on PostgreSQL the change then leaves at its commit
+   * (and never if it rolls back).
    */
   async publish(kysely: Kysely<Database>, change: Change | Change[]): Promise<void> {
     const changes = Array.isArray(change) ? change : [change];
     if (changes.length === 0) return;
-    if (this.#pg) {
-      // One statement for them all: payloads of up to ~7,000 bytes (NOTIFY takes 8,000), each a JSON array.
-      const payloads: string[] = [];
-      let part: string[] = [];
-      let size = 0;
-      for (const c of changes) {
-        const text = JSON.stringify(c);
-        if (size + text.length > 7000 && part.length) (payloads.push(`[${part}]`), (part = []), (size = 0));
-        part.push(text);
-        size += text.length + 1;
-      }
-      payloads.push(`[${part}]`);
-      await sql`select pg_notify(${CHANNEL}, p) from unnest(${payloads}::text[]) as p`.execute(kysely);
+    if (!this.#pg) {
+      // SQLite: one connection, so a stream's query after this waits for a transaction in progress.
+      setImmediate(() => {
+        for (const each of changes) this.#emit(each);
+      });
+      return;
     }
-    // SQLite: one connection, so a stream's query after this waits for a transaction in progress.
-    else setImmediate(() => changes.forEach((c) => this.#emit(c)));
+    // One statement for them all: payloads of up to MAX_PAYLOAD_CHARACTERS, each a JSON array.
+    const payloads: string[] = [];
+    let part: string[] = [];
+    let size = 0;
+    for (const each of changes) {
+      const text = JSON.stringify(toWire(each));
+      if (size + text.length > MAX_PAYLOAD_CHARACTERS && part.length > 0) {
+        payloads.push(`[${part.join(',')}]`);
+        part = [];
+        size = 0;
+      }
+      part.push(text);
+      // (And the comma before the next.)
+      size += text.length + 1;
+    }
+    payloads.push(`[${part.join(',')}]`);
+    await sql`select pg_notify(${CHANNEL}, p) from unnest(${payloads}::text[]) as p`.execute(kysely);
   }
 
-  /** Calls `listener` on every change of subscriber `s` (internal id); resolves once changes are heard. */
-  async subscribe(s: string, listener: Listener): Promise<() => void> {
-    let set = this.#listeners.get(s);
-    if (!set) this.#listeners.set(s, (set = new Set()));
-    set.add(listener);
+  /** Calls `listener` on every change of the subscriber (internal id); resolves once changes are heard. */
+  async subscribe(subscriberId: string, listener: Listener): Promise<() => void> {
+    let set = this.#listeners.get(subscriberId);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(subscriberId, set);
+    }
+    const listeners = set;
+    listeners.add(listener);
     const off = () => {
-      set.delete(listener);
-      if (!set.size && this.#listeners.get(s) === set) this.#listeners.delete(s);
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.#listeners.get(subscriberId) === listeners) this.#listeners.delete(subscriberId);
     };
     try {
       if (this.#pg) await (this.#pg.ready ??= this.#listen());
@@ -101,12 +136,15 @@ export class ChangeBus {
   get listeners(): { open: number; bySubscriber: Record<string, number> } {
     let open = 0;
     const bySubscriber: Record<string, number> = {};
-    for (const [s, set] of this.#listeners) open += bySubscriber[s] = set.size;
+    for (const [subscriberId, set] of this.#listeners) {
+      bySubscriber[subscriberId] = set.size;
+      open += set.size;
+    }
     return { open, bySubscriber };
   }
 
   #emit(change: Change) {
-    const targets = change.s === '*' ? [...this.#listeners.values()] : [this.#listeners.get(change.s)];
+    const targets = change.subscriberId === EVERY_SUBSCRIBER ? [...this.#listeners.values()] : [this.#listeners.get(change.subscriberId)];
     for (const set of targets) for (const listener of set ?? []) listener(change);
   }
 
@@ -133,16 +171,17 @@ export class ChangeBus {
       client.connection.stream.destroy();
       pg.retry = setTimeout(() => {
         pg.ready = this.#listen().then(
-          () => this.#emit({ s: '*' }),
+          () => this.#emit({ subscriberId: EVERY_SUBSCRIBER }),
           () => undefined, // #listen failing schedules the next try itself
         );
-      }, 1000);
+      }, RECONNECT_MS);
     };
     client.on('error', lost);
     client.on('end', lost);
-    client.on('notification', (n) => {
+    client.on('notification', (notification) => {
       try {
-        for (const change of [JSON.parse(n.payload ?? '') as Change | Change[]].flat()) this.#emit(change);
+        const wire = JSON.parse(notification.payload ?? '') as WireChange | WireChange[];
+        for (const each of Array.isArray(wire) ? wire : [wire]) this.#emit(fromWire(each));
       } catch {
         // not ours
       }
@@ -168,7 +207,7 @@ export class ChangeBus {
     const client = pg.client;
     if (!client) return;
     // A silent connection never answers the goodbye: it would hold a graceful stop until its timeout.
-    const silent = setTimeout(() => client.connection.stream.destroy(), 1000);
+    const silent = setTimeout(() => client.connection.stream.destroy(), GOODBYE_WAIT_MS);
     await client.end().catch(() => {});
     clearTimeout(silent);
   }

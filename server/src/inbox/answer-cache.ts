@@ -1,5 +1,5 @@
-import { encode, THRESHOLD } from './encoding.ts';
-import { entityTag } from './etag.ts';
+import { encode, THRESHOLD } from '../encoding.ts';
+import { entityTag } from '../etag.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
 // not changed. An entry's key holds the inbox's version, read from the database on every request

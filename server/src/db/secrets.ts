@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync } from 'node:crypto';
-import type { Db } from './db/index.ts';
+import type { Db } from './index.ts';
 
 // Secrets at rest (integration credentials, configurations.inboundWebhookSigningKey): AES-256-GCM
 // with a 12-byte random IV per value and the row's identity as additional authenticated data, so a
@@ -17,6 +17,14 @@ const PREFIX = 'enc:v1:';
 const SETTING_KEY = 'encryption_key';
 const SETTING_SALT = 'encryption_salt';
 
+/** A scope's event ids (Secrets.eventIds). */
+export interface EventIds {
+  /** The id of commit number `seq`. */
+  seal(seq: number): string;
+  /** The commit number of an id of this scope; undefined for anything else. */
+  open(id: string): number | undefined;
+}
+
 export class Secrets {
   /** The stream ids' own key (derived: one key, one use). */
   readonly #ids: Buffer;
@@ -32,7 +40,7 @@ export class Secrets {
    * many messages everyone else was sent meanwhile. `open` gives back the number of an id of this
    * scope, and undefined for anything else (another scope's id, a number, garbage).
    */
-  eventIds(scope: string): { seal(seq: number): string; open(id: string): number | undefined } {
+  eventIds(scope: string): EventIds {
     const tag = createHash('sha256').update(scope).digest().subarray(0, 8);
     const aes = (block: Buffer, decrypt?: boolean) => {
       const c = (decrypt ? createDecipheriv : createCipheriv)('aes-256-ecb', this.#ids, null).setAutoPadding(false);

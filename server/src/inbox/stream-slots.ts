@@ -1,6 +1,4 @@
-import type { ServerResponse } from 'node:http';
-
-// Limits of the stream (routes/stream.ts), so that no client can make one process hold or buffer
+// Limits of the stream (inbox/stream.ts, routes/stream.ts), so that no client can make one process hold or buffer
 // without bound:
 // - per subscriber (of one environment): at most `perSubscriber` open streams; a new one
 //   ends the oldest. A browser holds one stream (its leader tab), a person a few devices; a stream
@@ -16,15 +14,12 @@ import type { ServerResponse } from 'node:http';
 //   every environment that wants streams ends up with an even share (or all it asks for, if less).
 //   Otherwise a new stream gets 503 with `Retry-After`, and the client polls meanwhile.
 // - per stream: a client that does not read gets its stream ended once MAX_BUFFERED bytes wait to
-//   be sent (it reconnects and catches up with `Last-Event-ID`, or is told to refetch).
+//   be sent (stream.ts; it reconnects and catches up with `Last-Event-ID`, or is told to refetch).
 
 /** Open streams one process holds, when nothing else is set (NOTIF_MAX_STREAMS). */
 export const DEFAULT_MAX_STREAMS = 10_000;
 /** Open streams one subscriber holds, when nothing else is set (NOTIF_STREAMS_PER_SUBSCRIBER). */
 export const DEFAULT_STREAMS_PER_SUBSCRIBER = 10;
-/** Bytes waiting to be sent past which a stream is ended: 1 MB. */
-export const MAX_BUFFERED = 1024 * 1024;
-
 /** The caps; absent ones take their default (per environment: the process's cap). */
 export interface StreamLimits {
   max?: number;
@@ -97,14 +92,3 @@ export class StreamSlots {
     if (!list.length && map.get(key) === list) map.delete(key);
   }
 }
-
-/** Writes `text`; false (and the connection destroyed) once more than MAX_BUFFERED bytes wait. */
-export function send(res: ServerResponse, text: string): boolean {
-  res.write(text);
-  if (res.writableLength <= MAX_BUFFERED) return true;
-  res.destroy();
-  return false;
-}
-
-/** JSON for a `data:` line: U+2028 and U+2029 escaped, since some readers take them for line ends. */
-export const sseJson = (data: unknown) => JSON.stringify(data).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
