@@ -43,7 +43,8 @@ export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH, maxKeys =
     if (value === null || typeof value !== 'object') continue;
     if (depth >= maxDepth) return { path, problem: `must not nest deeper than ${maxDepth} levels`, value: null };
     const entries = Object.entries(value);
-    if ((keys += entries.length) > maxKeys) return { path, problem: `must not hold more than ${maxKeys} keys and items in all`, value: null };
+    keys += entries.length;
+    if (keys > maxKeys) return { path, problem: `must not hold more than ${maxKeys} keys and items in all`, value: null };
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, item] = entries[i]!;
       const problem = textProblem(key);

@@ -8,7 +8,7 @@ const TAG_LENGTH = 27;
 /** The entity tag of a text (whole, or in parts) sent uncompressed: a hash of it. The proxy tags what it rewrites so too. */
 export function entityTag(text: string | string[]): string {
   const hash = createHash('sha256');
-  for (const part of typeof text == 'string' ? [text] : text) hash.update(part);
+  for (const part of typeof text === 'string' ? [text] : text) hash.update(part);
   return `"${hash.digest('base64url').slice(0, TAG_LENGTH)}"`;
 }
 

@@ -97,6 +97,9 @@ export async function openDatabase({ location, encryptionKey, postgres = {} }: D
   return db;
 }
 
+/** How long a statement waits for another connection's write lock on the file (a second process, a backup) before it fails. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 function openSqlite(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
@@ -105,7 +108,7 @@ function openSqlite(path: string): Db {
   // the last ones.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const gone = () => (path !== ':memory:' && !existsSync(path) ? 'the database file is gone' : null);
@@ -169,10 +172,10 @@ export const databaseUnavailable = (err: unknown): boolean => {
   if (err instanceof DatabaseUnavailable) return true;
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   return (
-    (typeof code == 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57014|57P0[123]|08...)$/.test(code)) ||
+    (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57014|57P0[123]|08...)$/.test(code)) ||
     // (pg's own: a connection ended or lost, waiting for a connection too long; the second when a
     // transaction's rollback meets the connection its query lost, which Kysely throws in its place)
-    (typeof message == 'string' &&
+    (typeof message === 'string' &&
       /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/.test(message))
   );
 };
@@ -208,7 +211,7 @@ async function openPostgres(url: string, options: PostgresOptions, timeouts: Tim
   const { default: pg } = await import('pg');
   // int8 (bigint columns: epoch milliseconds; count(*)) fits in a double: read it as a number, as
   // better-sqlite3 does, so the same code sees the same types on both databases.
-  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = await newPool(url, 'notif-inbox', options.poolSize ?? DEFAULT_POOL_SIZE, timeouts.connectMs);
   const unwatch = watchConnections(pool, timeouts);
   // An idle connection the server drops (restart, failover, an administrator) must not take the
@@ -220,8 +223,15 @@ async function openPostgres(url: string, options: PostgresOptions, timeouts: Tim
   let renamed = 0;
   const prepared = async <R>(text: string, values: readonly unknown[]): Promise<R[]> => {
     let name = names.get(text);
-    if (!name && names.size < PREPARED_TEXTS) names.set(text, (name = `notif_${names.size}`));
-    const run = async (name?: string) => (await pool.query({ text, values: values as unknown[], ...(name && { name }) })).rows as R[];
+    if (!name && names.size < PREPARED_TEXTS) {
+      name = `notif_${names.size}`;
+      names.set(text, name);
+    }
+    /** Runs the read as the statement `statementName`, or unnamed. */
+    const run = async (statementName: string | undefined) => {
+      const query = statementName ? { text, values: values as unknown[], name: statementName } : { text, values: values as unknown[] };
+      return (await pool.query(query)).rows as R[];
+    };
     try {
       return await run(name);
     } catch (err) {
@@ -234,14 +244,19 @@ async function openPostgres(url: string, options: PostgresOptions, timeouts: Tim
       // (0A000 is "feature not supported" in general: only this one, raised where a cached plan is revalidated.)
       const { code, routine } = err as { code?: string; routine?: string };
       if (!name || code !== '0A000' || routine !== 'RevalidateCachedQuery') throw err;
-      if (names.get(text) == name && renamed < PREPARED_TEXTS) names.set(text, `notif_${PREPARED_TEXTS + ++renamed}`);
-      return run(names.get(text) == name ? undefined : names.get(text));
+      // (Only the first read to fail on a name renames it; the others meet the new name.)
+      if (names.get(text) === name && renamed < PREPARED_TEXTS) {
+        renamed++;
+        names.set(text, `notif_${PREPARED_TEXTS + renamed}`);
+      }
+      const current = names.get(text);
+      return run(current === name ? undefined : current);
     }
   };
   return {
     kysely,
     dialect: 'postgres',
-    ...(options.preparedStatements !== false && { prepared }),
+    prepared: options.preparedStatements === false ? undefined : prepared,
     exclusive: (fn) => withAdvisoryLock(kysely, STARTUP_LOCK, fn),
     changes,
     unready: () => unready(kysely),
@@ -279,8 +294,10 @@ function watchConnections(pool: import('pg').Pool, timeouts: Timeouts): () => vo
     for (const [client, seen] of watched) {
       // (pg's own: the query on the wire, or undefined)
       const query = (client as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
-      if (query !== seen.query) (seen.query = query), (seen.since = now);
-      else if (query && now - seen.since >= timeouts.queryMs) {
+      if (query !== seen.query) {
+        seen.query = query;
+        seen.since = now;
+      } else if (query && now - seen.since >= timeouts.queryMs) {
         // The server is asked to cancel it too: a backend waiting for a lock (another version's
         // migration) or still working would go on without its client, and retries would pile up more.
         cancelOnServer(client, timeouts.connectMs);
@@ -344,7 +361,8 @@ async function unready(kysely: Kysely<Database>, gone: () => string | null = () 
   }
 }
 
-// Keys of the session-level advisory locks (any constants, the same in every process).
+// Keys of the session-level advisory locks: any constants, the same in every process ('not' in
+// ASCII, then 1 and 2).
 const MIGRATION_LOCK = 0x6e6f7401;
 const STARTUP_LOCK = 0x6e6f7402;
 

@@ -13,8 +13,11 @@ export function hashKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
 
+/** Random bytes in a key: 192 bits. */
+const KEY_BYTES = 24;
+
 export function generateKey(): string {
-  return 'nk_' + randomBytes(24).toString('hex');
+  return 'nk_' + randomBytes(KEY_BYTES).toString('hex');
 }
 
 /** Finds or creates the organization and environment with these names. */
@@ -77,11 +80,14 @@ export const MAX_UNKNOWN = 10_000;
 
 /** The hashes of keys found unknown, per database: registerKey forgets one the moment it registers it. */
 const unknownByDb = new WeakMap<Db, { hashes: Map<string, number>; registered: number }>();
-const unknownOf = (db: Db) => {
+function unknownOf(db: Db) {
   let entry = unknownByDb.get(db);
-  if (!entry) unknownByDb.set(db, (entry = { hashes: new Map(), registered: 0 }));
+  if (!entry) {
+    entry = { hashes: new Map(), registered: 0 };
+    unknownByDb.set(db, entry);
+  }
   return entry;
-};
+}
 
 export interface KeyResolverOptions {
   now?: () => number;

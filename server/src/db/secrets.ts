@@ -14,6 +14,13 @@ import type { Db } from './index.ts';
 // Nothing here logs, and error messages never carry a value.
 
 const PREFIX = 'enc:v1:';
+/** AES-GCM's initialization vector: 12 random bytes per value. */
+const IV_BYTES = 12;
+/** An event id: one AES block, the commit number in its first half and the scope's tag in its second. */
+const BLOCK_BYTES = 16;
+const SCOPE_TAG_BYTES = 8;
+/** A block in base64url, without padding. */
+const EVENT_ID = /^[\w-]{22}$/;
 const SETTING_KEY = 'encryption_key';
 const SETTING_SALT = 'encryption_salt';
 
@@ -41,30 +48,31 @@ export class Secrets {
    * scope, and undefined for anything else (another scope's id, a number, garbage).
    */
   eventIds(scope: string): EventIds {
-    const tag = createHash('sha256').update(scope).digest().subarray(0, 8);
-    const aes = (block: Buffer, decrypt?: boolean) => {
-      const c = (decrypt ? createDecipheriv : createCipheriv)('aes-256-ecb', this.#ids, null).setAutoPadding(false);
-      return Buffer.concat([c.update(block), c.final()]);
+    const tag = createHash('sha256').update(scope).digest().subarray(0, SCOPE_TAG_BYTES);
+    const aes = (block: Buffer, decrypt = false) => {
+      const cipher = (decrypt ? createDecipheriv : createCipheriv)('aes-256-ecb', this.#ids, null).setAutoPadding(false);
+      return Buffer.concat([cipher.update(block), cipher.final()]);
     };
     return {
       seal: (seq) => {
-        const block = Buffer.alloc(16);
+        const block = Buffer.alloc(BLOCK_BYTES);
         block.writeBigUInt64BE(BigInt(seq));
-        tag.copy(block, 8);
+        tag.copy(block, BLOCK_BYTES - SCOPE_TAG_BYTES);
         return aes(block).toString('base64url');
       },
       open: (id) => {
-        if (!/^[\w-]{22}$/.test(id)) return undefined;
+        if (!EVENT_ID.test(id)) return undefined;
         const block = aes(Buffer.from(id, 'base64url'), true);
         const seq = block.readBigUInt64BE();
-        return tag.equals(block.subarray(8)) && seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
+        const ofThisScope = tag.equals(block.subarray(BLOCK_BYTES - SCOPE_TAG_BYTES));
+        return ofThisScope && seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
       },
     };
   }
 
   /** Seals `plaintext`; `context` (for example `integration:<id>:credentials`) must be given again to open it. */
   seal(plaintext: string, context: string): string {
-    const iv = randomBytes(12);
+    const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);

@@ -150,10 +150,12 @@ export class Scheduler {
         const claimed = await this.runDue();
         if (!this.running) break;
         // (Beside the jobs, not before them: a step folding many subscribers takes a while.)
-        if (this.store.dialect == 'postgres' && this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
+        if (this.store.dialect === 'postgres' && this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
           this.sweeping = this.sweep()
             .catch(this.onError)
-            .finally(() => (this.sweeping = undefined));
+            .finally(() => {
+              this.sweeping = undefined;
+            });
         }
         if (claimed >= this.batch) continue;
         const next = await this.nextDue();

@@ -88,8 +88,8 @@ const checkedLookup: LookupFunction = (hostname, options, callback) => {
   lookup(hostname, { all: true, family: (options as { family?: number }).family ?? 0 })
     .then((addresses) => {
       if (addresses.length === 0) throw new Error(`${hostname} did not resolve`);
-      for (const a of addresses) {
-        const why = refusedAddress(a.address);
+      for (const resolved of addresses) {
+        const why = refusedAddress(resolved.address);
         if (why) throw new RefusedAddress(`${hostname} resolves to ${why}`);
       }
       const all = (options as { all?: boolean }).all;
@@ -133,9 +133,9 @@ export async function postWebhook(url: string, body: unknown, timeoutMs = WEBHOO
     return { ok, statusCode, ...(ok ? {} : { error: `answered ${statusCode}` }), ms: Date.now() - started };
   } catch (err) {
     if (err instanceof RefusedAddress) return { ok: false, refused: true, error: `refused: ${err.message}`, ms: Date.now() - started };
-    const e = err as Error & { code?: string };
-    const error =
-      e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : [e.code, e.message].filter(Boolean).join(': ');
+    const failure = err as Error & { code?: string };
+    const timedOut = failure.name === 'TimeoutError' || failure.name === 'AbortError';
+    const error = timedOut ? `no answer within ${timeoutMs} ms` : [failure.code, failure.message].filter(Boolean).join(': ');
     return { ok: false, error: error || 'request failed', ms: Date.now() - started };
   }
 }
@@ -146,8 +146,9 @@ export async function mapBounded<T, R>(items: T[], limit: number, work: (item: T
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
+      const index = next;
+      next++;
+      results[index] = await work(items[index]!);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

@@ -61,6 +61,12 @@ interface Holding {
 
 /** Bytes an entry costs beyond its body and key (the objects, the Map's slot). */
 const OVERHEAD = 200;
+/** Bytes a layout's part costs (a number, or a reference to an embedded object). */
+const LAYOUT_PART_BYTES = 8;
+/** Bytes a key's character costs: a string may hold two-byte characters. */
+const BYTES_PER_CHARACTER = 2;
+/** The largest share of the cache one answer may take. */
+const MAX_ANSWER_SHARE = 1 / 10;
 
 /** A least-recently-used map of answers bounded by their total size in bytes, shared between environments (see above). */
 export class AnswerCache {
@@ -74,7 +80,10 @@ export class AnswerCache {
   get(environment: string, key: string): Answer | undefined {
     const entries = this.#holdings.get(environment)?.entries;
     const answer = entries?.get(key);
-    if (!answer) return void this.misses++;
+    if (!answer) {
+      this.misses++;
+      return undefined;
+    }
     this.hits++;
     // Most recently used last: the Map keeps insertion order.
     entries!.delete(key);
@@ -87,20 +96,29 @@ export class AnswerCache {
     // One answer may take at most a tenth of the cache (a page of 100 full messages is ~270 KB raw),
     // the embedded objects it would add counted (each once): else one could evict every other.
     const added = new Map<string, Shared>();
-    for (const part of answer.layout ?? []) if (typeof part != 'number' && !holding?.shared.has(part.text)) added.set(part.text, part);
+    for (const part of answer.layout ?? []) {
+      if (typeof part !== 'number' && !holding?.shared.has(part.text)) added.set(part.text, part);
+    }
     let size = sizeOf(key, answer);
     for (const part of added.values()) size += sharedSize(part);
-    if (size > this.maxBytes / 10) return;
+    if (size > this.maxBytes * MAX_ANSWER_SHARE) return;
     if (holding) this.#drop(holding, key);
     // (Dropping its last answer may have let the environment go.)
     holding = this.#holdings.get(environment);
-    if (!holding) this.#holdings.set(environment, (holding = { environment, entries: new Map(), shared: new Map(), bytes: 0 }));
+    if (!holding) {
+      holding = { environment, entries: new Map(), shared: new Map(), bytes: 0 };
+      this.#holdings.set(environment, holding);
+    }
     const own = holding;
     // The embedded objects it holds: the ones its environment already keeps take the place of its own copies.
     const layout = answer.layout?.map((part) => {
-      if (typeof part == 'number') return part;
+      if (typeof part === 'number') return part;
       let kept = own.shared.get(part.text);
-      if (!kept) own.shared.set(part.text, (kept = { ...part, answers: 0 })), this.#count(own, sharedSize(kept));
+      if (!kept) {
+        kept = { ...part, answers: 0 };
+        own.shared.set(part.text, kept);
+        this.#count(own, sharedSize(kept));
+      }
       kept.answers++;
       return kept;
     });
@@ -110,7 +128,9 @@ export class AnswerCache {
     while (this.#bytes > this.maxBytes) {
       let from = own;
       if (own.bytes <= this.maxBytes / this.#holdings.size) {
-        for (const other of this.#holdings.values()) if (other.bytes > from.bytes) from = other;
+        for (const other of this.#holdings.values()) {
+          if (other.bytes > from.bytes) from = other;
+        }
       }
       this.#drop(from, from.entries.keys().next().value!);
     }
@@ -128,22 +148,37 @@ export class AnswerCache {
     holding.entries.delete(key);
     this.#count(holding, -sizeOf(key, answer));
     for (const part of answer.layout ?? []) {
-      if (typeof part != 'number' && !--part.answers) holding.shared.delete(part.text), this.#count(holding, -sharedSize(part));
+      if (typeof part === 'number') continue;
+      part.answers--;
+      if (part.answers > 0) continue;
+      holding.shared.delete(part.text);
+      this.#count(holding, -sharedSize(part));
     }
-    if (!holding.entries.size) this.#holdings.delete(holding.environment);
+    if (holding.entries.size === 0) this.#holdings.delete(holding.environment);
   }
 
   get stats() {
     let entries = 0;
     let shared = 0;
-    for (const holding of this.#holdings.values()) (entries += holding.entries.size), (shared += holding.shared.size);
+    for (const holding of this.#holdings.values()) {
+      entries += holding.entries.size;
+      shared += holding.shared.size;
+    }
     return { entries, shared, environments: this.#holdings.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
   }
 }
 
-const sizeOf = (key: string, answer: Answer) => (answer.body ?? answer.own!).length + (answer.layout?.length ?? 0) * 8 + key.length * 2 + OVERHEAD;
-// (The text is the map's key: counted at two bytes a character, as a string may hold them.)
-const sharedSize = (part: Shared) => part.bytes.length + part.text.length * 2 + OVERHEAD;
+/** What an entry costs the cache: its bytes, its layout, its key, and the rest. */
+function sizeOf(key: string, answer: Answer): number {
+  const bytes = (answer.body ?? answer.own!).length;
+  const layout = (answer.layout?.length ?? 0) * LAYOUT_PART_BYTES;
+  return bytes + layout + key.length * BYTES_PER_CHARACTER + OVERHEAD;
+}
+
+/** What an embedded object costs the cache (its text is the map's key). */
+function sharedSize(part: Shared): number {
+  return part.bytes.length + part.text.length * BYTES_PER_CHARACTER + OVERHEAD;
+}
 
 /**
  * The answer for JSON text given in parts (feedParts: own text at even indexes, embedded objects'
@@ -160,8 +195,11 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
     const body = exact(encode(parts.join(''), encoding, length));
     return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
   }
-  const layout = parts.map((text, i) => (i % 2 ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
-  return { own: exact(parts.filter((_, i) => i % 2 == 0).join('')), layout, length, etag: `"${tag}"` };
+  // Own text at even indexes (kept by its length), embedded objects at odd ones (kept as objects).
+  const isEmbedded = (index: number) => index % 2 === 1;
+  const layout = parts.map((text, index) => (isEmbedded(index) ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
+  const own = parts.filter((_, index) => !isEmbedded(index)).join('');
+  return { own: exact(own), layout, length, etag: `"${tag}"` };
 }
 
 /**
@@ -171,7 +209,7 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
  */
 function exact(data: string | Buffer): Buffer {
   const out = Buffer.allocUnsafeSlow(Buffer.byteLength(data));
-  if (typeof data == 'string') out.write(data);
+  if (typeof data === 'string') out.write(data);
   else data.copy(out);
   return out;
 }

@@ -57,7 +57,9 @@ export class StreamSlots {
       if (mine.length >= this.#perEnvironment) return 'Too many open streams for this environment; poll meanwhile';
       if (this.#open >= this.#max) {
         let largest: (() => void)[] = [];
-        for (const list of this.#byEnvironment.values()) if (list.length > largest.length) largest = list;
+        for (const list of this.#byEnvironment.values()) {
+          if (list.length > largest.length) largest = list;
+        }
         if (largest.length <= mine.length + 1) return 'Too many open streams; poll meanwhile';
         largest[0]!();
       }
@@ -66,29 +68,33 @@ export class StreamSlots {
   }
 
   #take(subscriber: string, environment: string, end: () => void): () => void {
-    const lists = [this.#listOf(this.#bySubscriber, subscriber), this.#listOf(this.#byEnvironment, environment)] as const;
-    for (const list of lists) list.push(end);
+    const subscriberStreams = this.#listOf(this.#bySubscriber, subscriber);
+    const environmentStreams = this.#listOf(this.#byEnvironment, environment);
+    subscriberStreams.push(end);
+    environmentStreams.push(end);
     this.#open++;
-    const list = lists[0];
-    while (list.length > this.#perSubscriber) list[0]!();
+    while (subscriberStreams.length > this.#perSubscriber) subscriberStreams[0]!();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.#open--;
-      this.#drop(this.#bySubscriber, subscriber, lists[0], end);
-      this.#drop(this.#byEnvironment, environment, lists[1], end);
+      this.#drop(this.#bySubscriber, subscriber, subscriberStreams, end);
+      this.#drop(this.#byEnvironment, environment, environmentStreams, end);
     };
   }
 
   #listOf(map: Map<string, (() => void)[]>, key: string) {
     let list = map.get(key);
-    if (!list) map.set(key, (list = []));
+    if (!list) {
+      list = [];
+      map.set(key, list);
+    }
     return list;
   }
 
   #drop(map: Map<string, (() => void)[]>, key: string, list: (() => void)[], end: () => void) {
     list.splice(list.indexOf(end), 1);
-    if (!list.length && map.get(key) === list) map.delete(key);
+    if (list.length === 0 && map.get(key) === list) map.delete(key);
   }
 }

@@ -40,12 +40,20 @@ let spareBytes = 0;
 export const SPARE_BYTES = 4 * 1024 * 1024;
 const SPARE_MIN = 64 * 1024;
 
+/** A buffer of at least `length` bytes for the answer of `reply`: a spare one, or a new one; it comes back once the answer is written. */
 function bufferFor(reply: FastifyReply, length: number): Buffer {
-  const i = spare.findIndex((b) => b.length >= length);
-  const buffer = i < 0 ? Buffer.allocUnsafeSlow(Math.max(length, SPARE_MIN)) : spare.splice(i, 1)[0]!;
-  if (i >= 0) spareBytes -= buffer.length;
+  const index = spare.findIndex((candidate) => candidate.length >= length);
+  let buffer: Buffer;
+  if (index < 0) {
+    buffer = Buffer.allocUnsafeSlow(Math.max(length, SPARE_MIN));
+  } else {
+    buffer = spare.splice(index, 1)[0]!;
+    spareBytes -= buffer.length;
+  }
   reply.raw.once('finish', () => {
-    if (spareBytes + buffer.length <= SPARE_BYTES) spare.push(buffer), (spareBytes += buffer.length);
+    if (spareBytes + buffer.length > SPARE_BYTES) return;
+    spare.push(buffer);
+    spareBytes += buffer.length;
   });
   return buffer;
 }
@@ -54,13 +62,18 @@ function bufferFor(reply: FastifyReply, length: number): Buffer {
 function bytesOf(answer: Answer, reply: FastifyReply): Buffer {
   if (answer.body) return answer.body;
   const out = bufferFor(reply, answer.length);
-  let at = 0;
-  let from = 0;
+  /** Where the next part goes in `out`, and where the next own bytes start in `answer.own`. */
+  let written = 0;
+  let ownRead = 0;
   for (const part of answer.layout!) {
-    if (typeof part == 'number') at += answer.own!.copy(out, at, from, (from += part));
-    else at += part.bytes.copy(out, at);
+    if (typeof part === 'number') {
+      written += answer.own!.copy(out, written, ownRead, ownRead + part);
+      ownRead += part;
+    } else {
+      written += part.bytes.copy(out, written);
+    }
   }
-  return out.subarray(0, at);
+  return out.subarray(0, written);
 }
 
 const answerCache: FastifyPluginAsync<AnswerCachePluginOptions> = async (app, options) => {

@@ -65,8 +65,7 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
   const sweep = (now: number) => {
     if (now < nextSweep) return;
     nextSweep = now + SWEEP_MS;
-    void k
-      .deleteFrom('idempotency_keys')
+    k.deleteFrom('idempotency_keys')
       .where('created_at', '<', now - TTL_MS)
       .execute()
       .catch((err: unknown) => app.log.warn({ err }, 'deleting expired idempotency keys failed'));

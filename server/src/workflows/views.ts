@@ -5,13 +5,13 @@ import { bool, parseJson } from '../json.ts';
 
 /** The spec's Step (inside a message's or notification's template) for a stored step. */
 export function stepView(step: StoredStep, workflowId: string) {
-  const cv = step.controlValues ?? {};
+  const controls = step.controlValues ?? {};
   const metadata =
     step.type === 'delay' || step.type === 'digest'
       ? {
-          amount: cv.amount,
-          unit: cv.unit,
-          ...(step.type === 'digest' ? { digestKey: cv.digestKey } : {}),
+          amount: controls.amount,
+          unit: controls.unit,
+          ...(step.type === 'digest' ? { digestKey: controls.digestKey } : {}),
           type: 'regular',
         }
       : {};
@@ -22,7 +22,7 @@ export function stepView(step: StoredStep, workflowId: string) {
     _templateId: workflowId,
     active: true,
     shouldStopOnFail: false,
-    template: { type: step.type, ...cv },
+    template: { type: step.type, ...controls },
     filters: [],
     metadata,
     replyCallback: { active: false },
