@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { TestServer } from './helpers.ts';
 import { SETTINGS } from '../../server/src/config.ts';
 import { SETTINGS_DOC, withReference } from '../../scripts/settings.ts';
@@ -63,5 +64,22 @@ describe('the settings reference', () => {
         else assert.match(run.stdout, new RegExp(`${name}\\b`), `--help names ${name}`);
       }
     }
+  });
+});
+
+describe('reading the environment', () => {
+  it('only main.ts reads process.env (and hands it to config.ts, which reads each setting once)', () => {
+    const source = resolve(import.meta.dirname, '../../server/src');
+    const readers: string[] = [];
+    for (const entry of readdirSync(source, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const file = join(entry.parentPath, entry.name);
+      // (Comments may show a host app's own use, as the proxy's example does.)
+      const code = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
+      if (code.some((line) => line.includes('process.env'))) readers.push(relative(source, file));
+    }
+    assert.deepEqual(readers, ['main.ts']);
   });
 });
