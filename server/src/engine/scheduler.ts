@@ -201,15 +201,20 @@ export class Scheduler {
       runs.set(job.notification_id, list);
     }
     const first = (id: string) => runs.get(id)?.[0];
-    const subscriberIds = [...new Set(ids.map((id) => first(id)?.subscriber_id).filter((v): v is string => !!v))];
-    const workflowIds = [...new Set(ids.map((id) => first(id)?.template_id).filter((v): v is string => !!v))];
-    const subscribers = new Map((await k.selectFrom('subscribers').selectAll().where('id', 'in', subscriberIds).execute()).map((r) => [r.id, r]));
-    const workflows = new Map((await k.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).execute()).map((r) => [r.id, r]));
+    const isId = (value: string | undefined): value is string => !!value;
+    const subscriberIds = [...new Set(ids.map((id) => first(id)?.subscriber_id).filter(isId))];
+    const workflowIds = [...new Set(ids.map((id) => first(id)?.template_id).filter(isId))];
+    const subscriberRows = await k.selectFrom('subscribers').selectAll().where('id', 'in', subscriberIds).execute();
+    const workflowRows = await k.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).execute();
+    const subscribers = new Map(subscriberRows.map((row) => [row.id, row]));
+    const workflows = new Map(workflowRows.map((row) => [row.id, row]));
 
-    let i = 0;
+    // `concurrency` workers take the runs in turn.
+    let next = 0;
     const worker = async () => {
-      while (i < ids.length) {
-        const id = ids[i++]!;
+      while (next < ids.length) {
+        const id = ids[next]!;
+        next++;
         const run = runs.get(id);
         if (!run?.length) continue;
         try {

@@ -15,6 +15,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { MAX_URL_LENGTH } from '../render.ts';
 import { engineSettings } from './settings.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 5000;
@@ -42,7 +43,7 @@ export interface WebhookOutcome {
 
 /** True for an absolute http(s) URL with a host and no user:password part. */
 export function isWebhookUrl(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > 2048) return false;
+  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH) return false;
   try {
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password;
