@@ -1,9 +1,12 @@
-// The part of madge's API test/server/imports.test.ts uses (madge ships no types).
+// The part of madge's API the import tests use (test/server/imports.test.ts, test/build/imports.test.ts;
+// madge ships no types).
 declare module 'madge' {
   interface MadgeConfig {
     fileExtensions?: string[];
+    /** Keep imports of npm packages in the graph (so a test can see which packages a folder uses). */
+    includeNpm?: boolean;
     /** Leave out modules that are imported only as types (false keeps them: a cycle of types is a cycle). */
-    detectiveOptions?: { ts?: { skipTypeImports?: boolean } };
+    detectiveOptions?: { ts?: { skipTypeImports?: boolean; skipAsyncImports?: boolean } };
   }
   interface MadgeResult {
     /** Each module (relative to the base directory) and the modules it imports. */
