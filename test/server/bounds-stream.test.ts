@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { createInboxProxy, subscriberHash } from '../../server/src/proxy.ts';
 import { KEYS, TestServer } from './helpers.ts';
-import { createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { createWorkflow, ensureSubscriber, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { incompressible, listen, memoryOf, readStream, type ReadStream } from './bounds-fixtures.ts';
 
 // Streams make progress whatever the sizes of the messages they tell. A catch-up after
@@ -30,6 +30,13 @@ const LARGE_PAYLOAD_BYTES = 1_000_000;
 
 const isCount = (event: { data: any }) => typeof event.data?.count === 'number';
 const isRefetch = (event: { data: any }) => event.data?.refetch === true;
+
+/** The id of the subscriber's newest message (a stream event may carry a preview of a message: its id at least). */
+async function newestMessageId(server: TestServer, subscriberId: string): Promise<string> {
+  const page = await getFeed(server, subscriberId, { limit: 1, fields: '_id' });
+  assert.equal(page.data.length, 1);
+  return page.data[0]._id;
+}
 
 /** A small message is told live on `stream`: its event arrives while the stream stays open. */
 async function hearsLive(server: TestServer, stream: ReadStream, subscriberId: string, title: string) {
@@ -135,8 +142,9 @@ describe('many streams of one subscriber share the work of a large message', { t
     writeFileSync(`/proc/${(server as unknown as { child: { pid: number } }).child.pid}/clear_refs`, '5');
     const before = memoryOf(server);
 
-    const { transactionId } = await triggerEvent(server, { name: 'one', to: 'many', payload: { title: 'large', blob: incompressible(LARGE_PAYLOAD_BYTES) } });
-    await Promise.all(opened.map((stream) => stream.next((e) => e.data?.message?.transactionId === transactionId, 'the large message', 90_000)));
+    await triggerEvent(server, { name: 'one', to: 'many', payload: { title: 'large', blob: incompressible(LARGE_PAYLOAD_BYTES) } });
+    const messageId = await newestMessageId(server, 'many');
+    await Promise.all(opened.map((stream) => stream.next((e) => e.data?.message?._id === messageId, 'the large message', 90_000)));
     const afterwards = memoryOf(server);
     const growth = afterwards.peak - before.rss;
     const sizes = opened.map((stream) => stream.events.find((e) => e.data?.message)!.bytes);
@@ -180,8 +188,9 @@ describe('through the proxy, a large event never ends the stream', { timeout: 60
     opened.push(stream);
     assert.equal(stream.status, 200);
     await stream.next(isCount, 'the first count');
-    const { transactionId } = await triggerEvent(service, { name: 'echo', to: 'ada', payload: { text: incompressible(950_000) } });
-    const told = await stream.next((e) => e.data?.message?.transactionId === transactionId, 'the large message', 15_000);
+    await triggerEvent(service, { name: 'echo', to: 'ada', payload: { text: incompressible(950_000) } });
+    const messageId = await newestMessageId(service, 'ada');
+    const told = await stream.next((e) => e.data?.message?._id === messageId, 'the large message', 15_000);
     t.diagnostic(`the large message's event: ${told.bytes} bytes`);
     assert.ok(told.bytes <= EVENT_BYTES, `an event of ${told.bytes} bytes`);
     await hearsLive(service, stream, 'ada', 'after the large one');
