@@ -18,7 +18,8 @@ import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './plugin
 import { DEFAULT_IN_FLIGHT_MS } from './plugins/idempotency.ts';
 import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS } from './plugins/pressure.ts';
 import type { RateLimitConfig, RateLimitScope } from './plugins/rate-limit.ts';
-import { DEFAULT_STREAM_HEARTBEAT_MS } from './inbox/stream.ts';
+import { DEFAULT_STREAM_CATCH_UP_BYTES, DEFAULT_STREAM_HEARTBEAT_MS } from './inbox/stream.ts';
+import { DEFAULT_STREAM_EVENT_BYTES } from './inbox/stream-preview.ts';
 import { DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_SUBSCRIBER } from './inbox/stream-slots.ts';
 
 /** A setting's value that cannot be used, or a command line that makes no sense: exit 2 with the usage. */
@@ -330,6 +331,20 @@ export const SETTINGS = {
     type: milliseconds,
     default: DEFAULT_STREAM_HEARTBEAT_MS,
     description: 'how often an idle stream sends a comment line, so proxies and load balancers keep it open',
+  },
+  streamEventBytes: {
+    variable: 'NOTIF_STREAM_EVENT_BYTES',
+    type: bytes,
+    default: DEFAULT_STREAM_EVENT_BYTES,
+    description:
+      'the most one stream event takes: a message\'s event is a preview (the fields the elements show, no embedded subscriber or template), its payload and texts left out or cut to fit, and then marked `"preview": true` (the client reads the message for the rest)',
+  },
+  streamCatchUpBytes: {
+    variable: 'NOTIF_STREAM_CATCH_UP_BYTES',
+    type: bytes,
+    default: DEFAULT_STREAM_CATCH_UP_BYTES,
+    description:
+      'the most a stream tells at once of messages it has not told yet (a reconnect with Last-Event-ID, or many messages committed together); past it the stream tells `refetch` instead, and the client reads its first page',
   },
   pgPoolSize: { variable: 'NOTIF_PG_POOL_SIZE', type: count, default: DEFAULT_POOL_SIZE, description: 'PostgreSQL: connections per process' },
   pgPrepared: {

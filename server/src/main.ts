@@ -118,6 +118,8 @@ async function serve(config: Config) {
       perSubscriber: config.streamsPerSubscriber,
       perEnvironment: config.streamsPerEnvironment,
       heartbeatMs: config.streamHeartbeatMs,
+      eventBytes: config.streamEventBytes,
+      catchUpBytes: config.streamCatchUpBytes,
     },
     idempotencyInFlightMs: config.idempotencyInFlightMs,
   });

@@ -3,6 +3,7 @@
 // freshness (freshness/: the poller of the unseen count, the service's stream), and the tabs'
 // leadership and relay (tabs/leadership.ts): one stream or poller for every tab of a browser.
 // It never touches elements: only document.visibilityState and window events.
+import type { Message } from '../api/types.ts';
 import { channelName, pageSizeOf, pollIntervalOf, serviceCaller } from './config.ts';
 import { INITIAL_STATE, isAbort, type MessageChange, type StoreContext } from './context.ts';
 import { FeedPages } from './feed-pages.ts';
@@ -230,15 +231,20 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   /** An event of the stream (its data, parsed), in every tab. */
-  #onLive({ count, message }: LiveEvent) {
+  #onLive({ count, message, preview }: LiveEvent) {
     // A count; else a new message or a refetch: the first page is stale even when the count says
     // nothing (a mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
     if (count != null) this.#countChanged(count);
     else this.#feed.refetch();
-    // Every new message of the subscriber, once per browser (whatever feeds show it).
-    if (message) {
-      this.#tabs.tellOnce(message._id, this.#hidden, () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
-    }
+    // Every new message of the subscriber, once per browser (whatever feeds show it); whole, when
+    // the event carried only a preview of it.
+    if (message) this.#tabs.tellOnce(message._id, this.#hidden, () => void this.#received(message, preview === true));
+  }
+
+  /** Fires `message-received` for a new message: read whole first when `preview` (the preview when it cannot be). */
+  async #received(message: Message, preview: boolean) {
+    const whole = preview ? ((await this.#feed.newMessage(message._id)) ?? message) : message;
+    this.dispatchEvent(new CustomEvent('message-received', { detail: { message: whole } }));
   }
 
   // ---- the feed ----
