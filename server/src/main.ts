@@ -45,7 +45,12 @@ async function main(argv: string[]) {
   }
   const [command = 'serve', subcommand] = config.command;
   // Every command may run the engine (seed triggers workflows): its settings first.
-  configureEngine({ runLeaseMs: config.runLeaseMs, crashPoints: config.crashAt, allowPrivateWebhooks: config.allowPrivateWebhooks });
+  configureEngine({
+    runLeaseMs: config.runLeaseMs,
+    crashPoints: config.crashAt,
+    allowPrivateWebhooks: config.allowPrivateWebhooks,
+    maxTriggerBytes: config.maxTriggerBytes,
+  });
 
   if (command === 'keys') return createKey(config, subcommand);
   if (command === 'seed') return seed(config);
@@ -122,6 +127,12 @@ async function serve(config: Config) {
       catchUpBytes: config.streamCatchUpBytes,
     },
     idempotencyInFlightMs: config.idempotencyInFlightMs,
+    idempotencyCaps: {
+      keysPerSubscriber: config.idempotencyKeysPerSubscriber,
+      bytesPerSubscriber: config.idempotencyBytesPerSubscriber,
+      keysPerOrganization: config.idempotencyKeysPerOrganization,
+      bytesPerOrganization: config.idempotencyBytesPerOrganization,
+    },
   });
   const address = await app.listen({ port: config.port, host: config.host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);

@@ -394,6 +394,15 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
     },
   },
+  '0014_idempotency_caps': {
+    // The answers kept are capped per subscriber and per organization, oldest evicted first
+    // (server/src/plugins/idempotency.ts): each key says whose it is and how large its answer is.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('idempotency_keys').addColumn('subscriber_key', 'text').execute();
+      await db.schema.alterTable('idempotency_keys').addColumn('bytes', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+      await db.schema.createIndex('idempotency_keys_subscriber').on('idempotency_keys').columns(['organization_id', 'subscriber_key', 'created_at']).execute();
+    },
+  },
 };
 
 /** Migration 0008 on PostgreSQL: the insert-only change rows the feed's versions are sums of. */

@@ -201,6 +201,10 @@ export interface IdempotencyTable {
   status_code: number | null;
   body: string | null;
   created_at: number;
+  /** Whose request it was: `environmentId subscriberId` (the route's subscriber), or null (none named). */
+  subscriber_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The answer's size before sealing, in bytes. */
+  bytes: ColumnType<number, number | undefined, number>;
 }
 
 /** One preference of a subscriber: `workflow_id` '' is global; `setting` is 'enabled' or a channel. */

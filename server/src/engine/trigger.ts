@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS } from '../schemas.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
+import { engineSettings } from './settings.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
 import { advance } from './run.ts';
@@ -69,6 +70,7 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   }
   const transactionId = input.transactionId ?? randomUUID();
   const recipients = normalizeRecipients(input.to);
+  checkBudget(input, recipients.length, parseJson<StoredStep[]>(workflow.steps, []).length);
 
   const planned = await inTransaction(store, async (trx) => {
     const subscribers = await resolveRecipients(trx, tenant, recipients, now);
@@ -95,6 +97,23 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     runs.push({ notificationId: run.notification.id, subscriberId: run.subscriber.subscriber_id, outcome });
   }
   return { transactionId, runs };
+}
+
+/**
+ * Refuses (422) a trigger whose payload and overrides, times its recipients, times its workflow's
+ * steps, pass the byte budget (NOTIF_MAX_TRIGGER_BYTES): what the service would write and render
+ * for it grows with each, and one trigger must not hold the service for everyone else.
+ */
+function checkBudget(input: TriggerInput, recipients: number, steps: number) {
+  const budget = engineSettings().maxTriggerBytes;
+  const bytes = Buffer.byteLength(toJson(input.payload ?? {})) + Buffer.byteLength(toJson(input.overrides ?? {}));
+  const total = bytes * recipients * Math.max(1, steps);
+  if (total <= budget) return;
+  const format = (value: number) => value.toLocaleString('en-US');
+  throw unprocessable(
+    `payload of ${format(bytes)} bytes x ${recipients} recipients x ${steps} steps = ${format(total)} bytes is past the trigger budget (NOTIF_MAX_TRIGGER_BYTES, ${format(budget)} bytes)`,
+    { payload: { messages: [`payload and overrides x recipients x steps must be at most ${format(budget)} bytes (NOTIF_MAX_TRIGGER_BYTES)`], value: `${format(bytes)} bytes` } },
+  );
 }
 
 /** What every run of a trigger shares: parsed or serialized once per trigger, not once per run. */
