@@ -41,10 +41,17 @@ function columnList(columns: Iterable<string>): string {
   return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
 }
 
-/** The projection's field names, or undefined for the whole Message (no `fields`, or nothing named). */
+/**
+ * The projection's field names, or undefined for the whole Message (no `fields`, or nothing named).
+ * Only the Message's own fields, in its order, whatever the order or the other names given: one
+ * projection is one answer (and one entry of the answer cache), so made-up names cannot fill the
+ * cache and evict other subscribers' pages.
+ */
 export function projection(value: string[] | undefined): Set<string> | undefined {
   const names = value?.flatMap((item) => item.split(',')).map((name) => name.trim()).filter(Boolean);
-  return names?.length ? new Set(['_id', ...names]) : undefined;
+  if (!names?.length) return undefined;
+  const named = new Set(names);
+  return new Set(['_id', ...Object.keys(MESSAGE_COLUMNS).filter((name) => named.has(name))]);
 }
 
 /**
