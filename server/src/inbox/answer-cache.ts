@@ -1,4 +1,4 @@
-import { encode, THRESHOLD } from '../encoding.ts';
+import { encode, encodeInPool, POOL_THRESHOLD, THRESHOLD } from '../encoding.ts';
 import { entityTag } from '../etag.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
@@ -200,6 +200,19 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
   const layout = parts.map((text, index) => (isEmbedded(index) ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
   const own = parts.filter((_, index) => !isEmbedded(index)).join('');
   return { own: exact(own), layout, length, etag: `"${tag}"` };
+}
+
+/**
+ * As makeAnswer, a large compressed one (POOL_THRESHOLD bytes and more) compressed on the thread
+ * pool, so a page of large messages does not hold the event loop while it is compressed.
+ */
+export async function buildAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined): Promise<Answer> {
+  let length = 0;
+  for (const part of parts) length += Buffer.byteLength(part);
+  if (!encoding || length < POOL_THRESHOLD) return makeAnswer(parts, encoding);
+  const tag = entityTag(parts).slice(1, -1);
+  const body = exact(await encodeInPool(parts.join(''), encoding, length));
+  return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
 }
 
 /**

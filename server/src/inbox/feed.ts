@@ -4,7 +4,7 @@ import type { Tenant } from '../db/keys.ts';
 import { keptCounts, read, readMany, type InboxCounts, type UnseenCounter } from '../db/read.ts';
 import type { MessageRow } from '../db/rows.ts';
 import { RawJson, rawJson } from '../json.ts';
-import { makeAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
+import { buildAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
 import { loadEmbeds } from './embeds.ts';
 import { feedIdentifiers } from './messages.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
@@ -257,7 +257,7 @@ export class Feed {
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((row) => messageView<RawJson>(row, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: query.limit, page: query.page };
-    const answer = makeAnswer(feedParts(views, fields, rest), encoding);
+    const answer = await buildAnswer(feedParts(views, fields, rest), encoding);
     if (cache && key) cache.set(tenant.environmentId, key, answer);
     return answer;
   }
