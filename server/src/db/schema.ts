@@ -119,6 +119,8 @@ export interface NotificationTable {
   context_keys: string;
   created_at: string;
   updated_at: string;
+  /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
+  payload_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface JobTable {
@@ -137,6 +139,8 @@ export interface JobTable {
   status: string;
   payload: string;
   overrides: string;
+  /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
+  payload_id: ColumnType<string | null, string | null | undefined, string | null>;
   digest: string | null;
   execution_details: string;
   provider_id: string | null;
@@ -190,6 +194,21 @@ export interface MessageTable {
   job_key: ColumnType<string | null, string | null | undefined, string | null>;
   /** Commit order of in-app messages (engine/sequence.ts); null until given, and for other channels. */
   seq: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
+  payload_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A trigger's payload and overrides, stored once for all its notifications, jobs and messages (migration 0013). */
+export interface PayloadTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  transaction_id: string | null;
+  payload: string;
+  overrides: string;
+  /** The payload's and overrides' bytes together. */
+  bytes: number;
+  created_at: string;
 }
 
 export interface IdempotencyTable {
@@ -232,6 +251,7 @@ export interface Database {
   jobs: JobTable;
   messages: MessageTable;
   idempotency_keys: IdempotencyTable;
+  payloads: PayloadTable;
   preferences: PreferenceTable;
   /** SQLite only: kept by triggers (migration 0007), read by inbox/feed.ts. */
   inbox_counts: InboxCountTable;

@@ -8,6 +8,7 @@ import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS } from '../schemas.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
 import { engineSettings } from './settings.ts';
+import { STORED_APART } from '../db/payloads.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
 import { advance } from './run.ts';
@@ -74,10 +75,24 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
 
   const planned = await inTransaction(store, async (trx) => {
     const subscribers = await resolveRecipients(trx, tenant, recipients, now);
-    const shared = sharedBy(workflow, input);
+    const shared = sharedBy(workflow, input, newId(now.getTime()));
+    // The payload once for every run; its rows refer to it (the jobs here keep it, to run their steps).
+    await trx.kysely
+      .insertInto('payloads')
+      .values({
+        id: shared.payloadId,
+        environment_id: tenant.environmentId,
+        organization_id: tenant.organizationId,
+        transaction_id: transactionId,
+        payload: shared.payload,
+        overrides: shared.overrides,
+        bytes: Buffer.byteLength(shared.payload) + Buffer.byteLength(shared.overrides),
+        created_at: now.toISOString(),
+      })
+      .execute();
     const runs = subscribers.map((subscriber, i) => planRun(tenant, workflow, subscriber, recipients[i]!, shared, transactionId, now));
-    await insertChunked(trx, 'notifications', runs.map((r) => r.notification));
-    await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs));
+    await insertChunked(trx, 'notifications', runs.map((r) => ({ ...r.notification, payload: STORED_APART })));
+    await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs.map((job) => ({ ...job, payload: STORED_APART, overrides: STORED_APART }))));
     await options.onRecorded?.(trx, transactionId);
     return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
   });
@@ -123,9 +138,11 @@ interface Shared {
   channels: string;
   payload: string;
   overrides: string;
+  /** Where the payload and overrides are stored, once (db/payloads.ts). */
+  payloadId: string;
 }
 
-function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
+function sharedBy(workflow: WorkflowRow, input: TriggerInput, payloadId: string): Shared {
   const steps = parseJson<StoredStep[]>(workflow.steps, []);
   return {
     steps,
@@ -133,6 +150,7 @@ function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
     channels: toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]),
     payload: toJson(input.payload ?? {}),
     overrides: toJson(input.overrides ?? {}),
+    payloadId,
   };
 }
 
@@ -142,7 +160,7 @@ export function planRun(
   workflow: WorkflowRow,
   subscriber: SubscriberRow,
   recipient: RecipientInput,
-  { steps, stepJson, channels, payload, overrides }: Shared,
+  { steps, stepJson, channels, payload, overrides, payloadId }: Shared,
   transactionId: string,
   now: Date,
 ) {
@@ -168,6 +186,7 @@ export function planRun(
     context_keys: '[]',
     created_at: iso,
     updated_at: iso,
+    payload_id: payloadId,
   } satisfies Insertable<NotificationTable>;
   const jobs = steps.map(
     (step, index) =>
@@ -186,6 +205,7 @@ export function planRun(
         status: 'pending',
         payload,
         overrides,
+        payload_id: payloadId,
         digest:
           step.type === 'digest'
             ? toJson({

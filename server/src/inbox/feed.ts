@@ -1,4 +1,5 @@
 import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
+import { withPayloads } from '../db/payloads.ts';
 import type { Db } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
 import { keptCounts, read, readMany, type InboxCounts, type UnseenCounter } from '../db/read.ts';
@@ -34,7 +35,9 @@ export interface FeedQuery {
  * use ("cached plan must not change result type") once a column is added to messages, as a
  * process of the next version does when it migrates at start while this one still serves.
  */
-const EVERY_COLUMN = columnList(Object.values(MESSAGE_COLUMNS));
+const EVERY_COLUMN = columnList([...Object.values(MESSAGE_COLUMNS), 'payload_id']);
+/** The fields whose column may be stored apart, once per trigger (db/payloads.ts): read with the reference. */
+const STORED_APART_FIELDS = ['payload', 'overrides'];
 
 /** The select list of `columns`, `id` first, each once, quoted. */
 function columnList(columns: Iterable<string>): string {
@@ -246,8 +249,13 @@ export class Feed {
     // With a projection, only the columns of the named fields (a page's rows are most of its cost).
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
-    const columns = fields ? columnList([...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : []))) : EVERY_COLUMN;
-    const rows = await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape);
+    const columns = fields
+      ? columnList([
+          ...[...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : [])),
+          ...(STORED_APART_FIELDS.some((field) => fields.has(field)) ? ['payload_id'] : []),
+        ])
+      : EVERY_COLUMN;
+    const rows = await withPayloads(db, await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape));
     const totalCount = await this.#totalCount(internalId, query, rows.length, offset, () =>
       read<{ count: number | string }>(db, `select count(*) as "count" ${where}`, params, !feeds && !filter),
     );

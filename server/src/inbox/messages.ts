@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.ts';
 import { fieldProblem, notFound } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
+import { withPayloads } from '../db/payloads.ts';
 import { loadEmbeds } from './embeds.ts';
 import { findSubscriber } from './subscribers.ts';
 
@@ -110,7 +111,7 @@ export async function markMessages(db: Db, tenant: Tenant, subscriberId: string,
     await applyMark(update, markAs, nowIso()).execute();
     return { result: undefined, changed: [subscriber.id] };
   });
-  const rows = await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute();
+  const rows = await withPayloads(db, await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute());
   const byId = new Map(rows.map((row) => [row.id, row]));
   // (A message deleted since the check, by a request that came in between, is gone: left out.)
   return loadEmbeds(db, ids.flatMap((id) => byId.get(id) ?? []), subscriber);
@@ -134,6 +135,7 @@ export async function setActionStatus(db: Db, tenant: Tenant, subscriberId: stri
   const subscriber = await findSubscriber(db, tenant, subscriberId);
   const row = await k.selectFrom('messages').selectAll().where('id', '=', messageId).where('subscriber_id', '=', subscriber.id).executeTakeFirst();
   if (!row) throw notFound('Message', messageId);
+  await withPayloads(db, [row]);
   const cta = parseJson<Record<string, unknown>>(row.cta, {});
   const current = (cta.action ?? { buttons: [] }) as Record<string, unknown>;
   cta.action = { ...current, status: action.status, result: { type: action.type, payload } };

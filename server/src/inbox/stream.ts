@@ -3,6 +3,7 @@ import { batched } from '../batched.ts';
 import { EVERY_SUBSCRIBER, type Change } from '../db/changes.ts';
 import type { Db } from '../db/index.ts';
 import type { UnseenCounter } from '../db/read.ts';
+import { payloadOf } from '../db/payloads.ts';
 import type { EventIds } from '../db/secrets.ts';
 import { DEFAULT_STREAM_EVENT_BYTES, messagePreview, PREVIEW_TEXT_COLUMNS, type PreviewRow } from './stream-preview.ts';
 
@@ -67,7 +68,11 @@ export interface StreamReads {
 
 /** The preview's columns of `messages as m`, each text cut at `readChars` characters (with its length). */
 function previewColumns(readChars: number) {
-  const cut = PREVIEW_TEXT_COLUMNS.map((column) => sql`substr(m.${sql.ref(column)}, 1, ${sql.lit(readChars)}) as ${sql.ref(column)}, length(m.${sql.ref(column)}) as ${sql.ref(`${column}_length`)}`);
+  const cut = PREVIEW_TEXT_COLUMNS.map((column) => {
+    // The payload: the trigger's, stored once (db/payloads.ts), or the message's own.
+    const value = column === 'payload' ? payloadOf('m') : sql`m.${sql.ref(column)}`;
+    return sql`substr(${value}, 1, ${sql.lit(readChars)}) as ${sql.ref(column)}, length(${value}) as ${sql.ref(`${column}_length`)}`;
+  });
   return sql`m.id, m.seq, m.subscriber_id, m.template_identifier, m.transaction_id, m.feed_identifier, m.created_at, m.read, m.seen, ${sql.join(cut)}`;
 }
 
