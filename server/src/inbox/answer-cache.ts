@@ -1,5 +1,5 @@
 import { encode, encodeInPool, POOL_THRESHOLD, THRESHOLD } from '../encoding.ts';
-import { entityTag } from '../etag.ts';
+import { entityTag, entityTagInPool } from '../etag.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
 // not changed. An entry's key holds the inbox's version, read from the database on every request
@@ -210,9 +210,11 @@ export async function buildAnswer(parts: string[], encoding: 'br' | 'gzip' | und
   let length = 0;
   for (const part of parts) length += Buffer.byteLength(part);
   if (!encoding || length < POOL_THRESHOLD) return makeAnswer(parts, encoding);
-  const tag = entityTag(parts).slice(1, -1);
-  const body = exact(await encodeInPool(parts.join(''), encoding, length));
-  return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
+  // Hashed and compressed on the thread pool (the same tag as entityTag of the parts).
+  const text = Buffer.from(parts.join(''));
+  const [tag, compressed] = await Promise.all([entityTagInPool(text), encodeInPool(text, encoding, length)]);
+  const body = exact(compressed);
+  return { body, length: body.length, encoding, etag: `"${tag.slice(1, -1)}-${encoding}"` };
 }
 
 /**

@@ -36,6 +36,9 @@ export interface FeedQuery {
  * process of the next version does when it migrates at start while this one still serves.
  */
 const EVERY_COLUMN = columnList([...Object.values(MESSAGE_COLUMNS), 'payload_id']);
+/** A page whose messages' payloads and contents hold this many characters is put together in steps. */
+const LARGE_PAGE_CHARACTERS = 256 * 1024;
+const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** The fields whose column may be stored apart, once per trigger (db/payloads.ts): read with the reference. */
 const STORED_APART_FIELDS = ['payload', 'overrides'];
 
@@ -259,13 +262,19 @@ export class Feed {
     const totalCount = await this.#totalCount(internalId, query, rows.length, offset, () =>
       read<{ count: number | string }>(db, `select count(*) as "count" ${where}`, params, !feeds && !filter),
     );
+    // A page of large messages is put together in steps, the event loop serving other requests between them.
+    const large = rows.reduce((sum, row) => sum + (row.payload?.length ?? 0) + (row.content?.length ?? 0), 0) >= LARGE_PAGE_CHARACTERS;
+    if (large) await turnOfTheLoop();
     const embedTemplate = !fields || fields.has('template');
     const views =
       embedSubscriber || embedTemplate
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((row) => messageView<RawJson>(row, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: query.limit, page: query.page };
-    const answer = await buildAnswer(feedParts(views, fields, rest), encoding);
+    if (large) await turnOfTheLoop();
+    const parts = feedParts(views, fields, rest);
+    if (large) await turnOfTheLoop();
+    const answer = await buildAnswer(parts, encoding);
     if (cache && key) cache.set(tenant.environmentId, key, answer);
     return answer;
   }
