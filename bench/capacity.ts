@@ -16,7 +16,10 @@
  * --profile (node --cpu-prof on every service process, summarised for the steady state),
  * --min-messages / --max-messages (each user's seeded history, default 50 and 100),
  * --ramp-concurrency C (users connecting at once before the load, default 32),
- * --request-connections C (each generator's keep-alive pool, default 64).
+ * --request-connections C (each generator's keep-alive pool, default 64),
+ * --reseed (seed again rather than copy the kept seed of the same N and history),
+ * --trace-sql (every statement the services run, timed by its text over the steady state:
+ * bench/capacity/sql-trace.cjs; it slows them a little).
  *
  * Processes: the service (compiled, as in production: scripts/service.mjs serviceCommand), the
  * balancer (bench/capacity/balancer.ts, with several service processes) and the load generator
@@ -33,7 +36,7 @@
  * each process's). Ephemeral ports: past 25,000 users the streams connect from several loopback
  * addresses (each has its own ~28,000 ports).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -60,6 +63,9 @@ const SEARCH_LIMIT_USERS = 64_000;
 /** The search stops once the largest passing N and the smallest failing one are this close (a share of the former). */
 const SEARCH_RESOLUTION = 0.1;
 const SEARCH_STEP_USERS = 100;
+/** Where SQLite seeds are kept between runs; bump SEED_VERSION when seed.ts changes what it writes. */
+const SEED_DIR = join(tmpdir(), 'notif-capacity-seeds');
+const SEED_VERSION = 'v1';
 
 const { values: opts } = parseArgs({
   options: {
@@ -78,6 +84,8 @@ const { values: opts } = parseArgs({
     'max-messages': { type: 'string', default: '100' },
     'ramp-concurrency': { type: 'string', default: '32' },
     'request-connections': { type: 'string', default: '64' },
+    reseed: { type: 'boolean', default: false },
+    'trace-sql': { type: 'boolean', default: false },
   },
 });
 
@@ -123,13 +131,22 @@ function childPids(pid: number): number[] {
   }
 }
 
+/**
+ * A service's /metrics: its unlabelled figures by name, and the request durations' sums and counts
+ * (notif_http_request_duration_seconds) as `sum <method> <route>` and `count <method> <route>`.
+ */
 async function scrapeMetrics(url: string): Promise<Record<string, number>> {
   try {
     const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     const figures: Record<string, number> = {};
     for (const line of (await response.text()).split('\n')) {
-      const match = /^([a-z0-9_]+) ([0-9.e+-]+|NaN)$/.exec(line);
-      if (match) figures[match[1]!] = Number(match[2]);
+      const plain = /^([a-z0-9_]+) ([0-9.e+-]+|NaN)$/.exec(line);
+      if (plain) figures[plain[1]!] = Number(plain[2]);
+      const duration = /^notif_http_request_duration_seconds_(sum|count)\{method="([A-Z]+)",route="([^"]*)",status_code="\d+"\} ([0-9.e+-]+)$/.exec(line);
+      if (duration) {
+        const key = `${duration[1]} ${duration[2]} ${duration[3]}`;
+        figures[key] = (figures[key] ?? 0) + Number(duration[4]);
+      }
     }
     return figures;
   } catch {
@@ -137,25 +154,128 @@ async function scrapeMetrics(url: string): Promise<Record<string, number>> {
   }
 }
 
-/** A fresh database for one run: a SQLite file in `dir`, or a new database on the PostgreSQL server. */
-async function makeDatabase(dir: string, users: number): Promise<{ location: string; name?: string; drop(): Promise<void> }> {
-  if (!POSTGRES_URL) return { location: join(dir, 'capacity.db'), drop: async () => {} };
-  const name = `notif_capacity_${process.pid}_${users}_${Date.now() % 1e6}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
+/** The services' own time per request by route over the steady state: what the handler took, without the queue before it. */
+function routeTimes(atStart: Record<string, number>[], atEnd: Record<string, number>[], seconds: number): RunResult['routes'] {
+  const totals = new Map<string, { sum: number; count: number }>();
+  atEnd.forEach((end, i) => {
+    for (const [key, value] of Object.entries(end)) {
+      const match = /^(sum|count) (.+)$/.exec(key);
+      if (!match) continue;
+      const delta = value - (atStart[i]![key] ?? 0);
+      const entry = totals.get(match[2]!) ?? { sum: 0, count: 0 };
+      if (match[1] === 'sum') entry.sum += delta;
+      else entry.count += delta;
+      totals.set(match[2]!, entry);
+    }
+  });
+  return [...totals.entries()]
+    .filter(([, t]) => t.count > 0)
+    .map(([route, t]) => ({ route, perSecond: t.count / seconds, meanMs: (t.sum / t.count) * 1000, busyShare: t.sum / seconds }))
+    .sort((a, b) => b.busyShare - a.busyShare);
+}
+
+/** The statements the services ran over the steady state (--trace-sql), merged by text, most time first. */
+function readSqlTrace(prefix: string, dir: string, seconds: number): RunResult['sql'] {
+  const merged = new Map<string, { calls: number; totalMs: number; maxMs: number }>();
+  for (const file of readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.json'))) {
+    const trace = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { statements: { sql: string; calls: number; totalMs: number; maxMs: number }[] };
+    for (const s of trace.statements) {
+      const entry = merged.get(s.sql) ?? { calls: 0, totalMs: 0, maxMs: 0 };
+      entry.calls += s.calls;
+      entry.totalMs += s.totalMs;
+      entry.maxMs = Math.max(entry.maxMs, s.maxMs);
+      merged.set(s.sql, entry);
+    }
+  }
+  return [...merged.entries()]
+    .map(([sql, e]) => ({ sql, perSecond: e.calls / seconds, meanMs: e.totalMs / e.calls, maxMs: e.maxMs, busyShare: e.totalMs / 1000 / seconds }))
+    .sort((a, b) => b.busyShare - a.busyShare);
+}
+
+/** The URL of database `name` on the --database server. */
+function databaseUrl(name: string): string {
+  const url = new URL(POSTGRES_URL!);
   url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Runs `work` with a connection to the --database server's own database. */
+async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A seeded database, made once for each (database kind, N, history) and kept (a SQLite file under
+ * the temporary folder; a PostgreSQL database, the seed, copied as a template): seeding 10,000 users'
+ * history takes minutes, copying it seconds. Made under a temporary name and renamed when
+ * complete, so an interrupted seeding leaves nothing to reuse. --reseed makes it again.
+ */
+async function seededDatabase(users: number): Promise<{ location: string; seed: RunResult['seed'] }> {
+  const minMessages = Number(opts['min-messages']);
+  const maxMessages = Number(opts['max-messages']);
+  const key = `${SEED_VERSION}_${users}_${minMessages}_${maxMessages}`;
+  const describe = `${DATABASE}: the seed of ${users} users with ${minMessages} to ${maxMessages} messages each`;
+  const seedInfo = (messages: number, seconds: number) => ({ messages, seconds });
+  if (!POSTGRES_URL) {
+    mkdirSync(SEED_DIR, { recursive: true });
+    const file = join(SEED_DIR, `capacity-${key}.db`);
+    const info = `${file}.json`;
+    if (opts.reseed || !existsSync(info)) {
+      log(`${describe}: seeding (kept in ${SEED_DIR} for the next runs)...`);
+      const building = `${file}.building`;
+      rmSync(building, { force: true });
+      const made = await seedDatabase({ location: building, users, minMessages, maxMessages });
+      renameSync(building, file);
+      writeFileSync(info, JSON.stringify(made));
+      log(`seeded ${made.messages} messages in ${made.seconds.toFixed(0)} s`);
+    }
+    const made = JSON.parse(readFileSync(info, 'utf8')) as { messages: number; seconds: number };
+    return { location: file, seed: seedInfo(made.messages, made.seconds) };
+  }
+  const name = `notif_capacity_seed_${key}`;
+  const existing = await withAdmin((c) => c.query<{ description: string | null }>('select shobj_description(oid, \'pg_database\') as description from pg_database where datname = $1', [name]));
+  if (opts.reseed || existing.rowCount === 0) {
+    log(`${describe}: seeding (kept as database ${name} for the next runs)...`);
+    const building = `${name}_building`;
+    await withAdmin(async (c) => {
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.query(`drop database if exists ${building} with (force)`);
+      await c.query(`create database ${building}`);
+    });
+    const made = await seedDatabase({ location: databaseUrl(building), users, minMessages, maxMessages });
+    await withAdmin(async (c) => {
+      await c.query(`alter database ${building} rename to ${name}`);
+      await c.query(`comment on database ${name} is '${JSON.stringify(made)}'`);
+    });
+    log(`seeded ${made.messages} messages in ${made.seconds.toFixed(0)} s`);
+    return { location: databaseUrl(name), seed: seedInfo(made.messages, made.seconds) };
+  }
+  const made = JSON.parse(existing.rows[0]!.description ?? '{}') as { messages: number; seconds: number };
+  return { location: databaseUrl(name), seed: seedInfo(made.messages, made.seconds) };
+}
+
+/** A fresh copy of the seed for one run: a SQLite file in `dir`, or a new database made from the seed as its template. */
+async function makeDatabase(dir: string, users: number): Promise<{ location: string; name?: string; seed: RunResult['seed']; drop(): Promise<void> }> {
+  const { location: seedLocation, seed } = await seededDatabase(users);
+  if (!POSTGRES_URL) {
+    const location = join(dir, 'capacity.db');
+    copyFileSync(seedLocation, location);
+    return { location, seed, drop: async () => {} };
+  }
+  const template = new URL(seedLocation).pathname.slice(1);
+  const name = `notif_capacity_${process.pid}_${users}_${Date.now() % 1e6}`;
+  await withAdmin((c) => c.query(`create database ${name} template ${template}`));
   return {
-    location: url.toString(),
+    location: databaseUrl(name),
     name,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
+    seed,
+    drop: () => withAdmin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
   };
 }
 
@@ -171,6 +291,11 @@ async function startServices(location: string, users: number, profileDir: string
   delete env.DATABASE_URL;
   if (opts['feed-cache-mb'] !== undefined) env.NOTIF_FEED_CACHE_MB = opts['feed-cache-mb'];
   const nodeFlags = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (opts['trace-sql']) {
+    nodeFlags.push('--require', join(ROOT, 'bench/capacity/sql-trace.cjs'));
+    env.NOTIF_BENCH_SQL_TRACE = join(profileDir, 'sql-trace');
+    mkdirSync(profileDir, { recursive: true });
+  }
   const services: Started[] = [];
   for (let i = 0; i < PROCESSES; i++) {
     const args = [...nodeFlags, ...command, 'serve', '--port', '0', '--db', location, '--no-seed', '--metrics-token', METRICS_TOKEN];
@@ -203,15 +328,10 @@ async function runOnce(users: number): Promise<RunResult> {
   const profileDir = join(dir, 'profiles');
   const children: Started[] = [];
   const database = await makeDatabase(dir, users);
+  const seed = database.seed;
   let pgAdmin: pg.Client | undefined;
   let sampler: NodeJS.Timeout | undefined;
   try {
-    const minMessages = Number(opts['min-messages']);
-    const maxMessages = Number(opts['max-messages']);
-    log(`${DATABASE}: seeding ${users} users with ${minMessages} to ${maxMessages} messages each...`);
-    const seed = await seedDatabase({ location: database.location, users, minMessages, maxMessages });
-    log(`seeded ${seed.messages} messages in ${seed.seconds.toFixed(0)} s`);
-
     const services = await startServices(database.location, users, profileDir);
     children.push(...services);
     let target = services[0]!.ready;
@@ -337,6 +457,7 @@ async function runOnce(users: number): Promise<RunResult> {
     await samplePostgres().catch(() => {});
     const metricsAtStart = await Promise.all(services.map((s) => scrapeMetrics(s.ready)));
     const atStart = snapshot();
+    if (opts['trace-sql']) for (const s of services) process.kill(s.pid, 'SIGUSR2');
     steady = true;
     log(`steady state: ${STEADY_SECONDS} s`);
     await sleep(STEADY_SECONDS * 1000);
@@ -345,6 +466,7 @@ async function runOnce(users: number): Promise<RunResult> {
     steady = false;
     await samplePostgres().catch(() => {});
     const atEnd = snapshot();
+    if (opts['trace-sql']) for (const s of services) process.kill(s.pid, 'SIGUSR2');
     const metricsAtEnd = await Promise.all(services.map((s) => scrapeMetrics(s.ready)));
     let balancerStats: unknown;
     if (balancer) {
@@ -413,6 +535,8 @@ async function runOnce(users: number): Promise<RunResult> {
         misses: (m.notif_feed_cache_misses_total ?? 0) - (metricsAtStart[i]!.notif_feed_cache_misses_total ?? 0),
       })),
       balancer: balancerStats,
+      routes: routeTimes(metricsAtStart, metricsAtEnd, wall),
+      sql: opts['trace-sql'] ? readSqlTrace('sql-trace', profileDir, wall) : undefined,
       profiles,
     };
     return { ...run, verdict: judge(run) };

@@ -212,7 +212,10 @@ async function runCase(spec: Case, listeners: Listener[]): Promise<CaseResult> {
   for (;;) {
     reports = (await Promise.all(active.map((l) => l.ask<{ report: ListenerReport }>({ type: 'report' }, 'report')))).map((m) => m.report);
     const received = reports.reduce((a, r) => a + r.received, 0);
-    if (received > lastReceived) (lastReceived = received), (lastProgress = performance.now());
+    if (received > lastReceived) {
+      lastReceived = received;
+      lastProgress = performance.now();
+    }
     if (reports.every((r) => r.received >= sent) || performance.now() - lastProgress > SETTLE_MS) break;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -118,8 +118,15 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       }
       process.send?.({ stats: all });
     });
-    process.on('SIGTERM', () => {
-      for (const worker of forked) worker.kill();
+    // Workers first: one still handed a connection after the primary left fails writing to it.
+    process.on('SIGTERM', async () => {
+      const exits = forked.map((worker) => {
+        if (worker.isDead()) return Promise.resolve();
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
+        worker.process.kill('SIGTERM');
+        return exited;
+      });
+      await Promise.all(exits);
       process.exit(0);
     });
   } else {
@@ -130,5 +137,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       if (message === 'stats') process.send?.({ stats: balancer.stats() });
     });
     process.on('SIGTERM', () => process.exit(0));
+    // A worker whose primary is gone has nobody to hand it connections: it leaves too.
+    if (cluster.isWorker) process.on('disconnect', () => process.exit(0));
   }
 }

@@ -38,6 +38,10 @@ export interface RunResult {
   eventLoop: { p50Ms: number; p99Ms: number; maxMs: number }[];
   feedCache: { hits: number; misses: number }[];
   balancer?: unknown;
+  /** The services' own time by route over the steady state (their request-duration metrics); busyShare: the durations' sum over the wall time. */
+  routes: { route: string; perSecond: number; meanMs: number; busyShare: number }[];
+  /** With --trace-sql: every statement by its text, over the steady state. */
+  sql?: { sql: string; perSecond: number; meanMs: number; maxMs: number; busyShare: number }[];
   profiles: string[];
   verdict: { meets: boolean; over: string[]; generatorSaturated: boolean };
 }
@@ -107,6 +111,10 @@ export function judge(run: Omit<RunResult, 'verdict'>): RunResult['verdict'] {
   return { meets: over.length === 0, over, generatorSaturated };
 }
 
+/** Statements the report lists (the JSON keeps all), and how much of each one's text. */
+const SQL_ROWS = 20;
+const SQL_TEXT = 160;
+
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '-');
 const percent = (share: number) => `${(share * 100).toFixed(0)} %`;
@@ -158,7 +166,9 @@ export function formatRun(run: RunResult): string {
   load.generators.forEach((g, i) =>
     lines.push(`- Generator ${i + 1}: ${g.cpuShare.toFixed(2)} cores, event loop delay p99 ${ms(g.eventLoopP99Ms)} ms (max ${ms(g.eventLoopMaxMs)} ms).`),
   );
-  if (run.verdict.generatorSaturated) lines.push('- The generator was SATURATED: the load may have been sent late, and its timings include its own delay.');
+  if (run.verdict.generatorSaturated) {
+    lines.push('- A generator was busy or lagging (over 0.8 cores, or its event loop delay p99 over 50 ms): the load may have been sent late, and its timings include its own delay.');
+  }
   lines.push(
     `- Streams open at the steady state's end: ${load.streams.openAtSteadyEnd} of ${run.users}; planned reconnects ${load.streams.plannedReconnects}, ` +
       `drops ${load.streams.drops}; messages undelivered ${load.undelivered}, told twice ${load.duplicates}.`,
@@ -170,6 +180,22 @@ export function formatRun(run: RunResult): string {
   }
   if (run.balancer) lines.push(`- Balancer: ${JSON.stringify(run.balancer)}.`);
   if (!run.verdict.meets) lines.push(`- Over the budget: ${run.verdict.over.join('; ')}.`);
+  lines.push(
+    '',
+    "| route (the services' own time, from the request read to the answer sent) | per s | mean ms | in progress at once (mean) |",
+    '|---|---:|---:|---:|',
+    ...run.routes.map((r) => `| ${r.route} | ${r.perSecond.toFixed(1)} | ${r.meanMs.toFixed(2)} | ${r.busyShare.toFixed(2)} |`),
+  );
+  if (run.sql) {
+    lines.push(
+      '',
+      run.database === 'SQLite'
+        ? '| statement (--trace-sql: the time each blocked the event loop) | per s | mean ms | max ms | share of the event loop |'
+        : '| statement (--trace-sql: from the call to the answer, the pool\'s wait included) | per s | mean ms | max ms | in progress at once (mean) |',
+      '|---|---:|---:|---:|---:|',
+      ...run.sql.slice(0, SQL_ROWS).map((q) => `| \`${q.sql.length > SQL_TEXT ? `${q.sql.slice(0, SQL_TEXT)}…` : q.sql}\` | ${q.perSecond.toFixed(1)} | ${q.meanMs.toFixed(2)} | ${q.maxMs.toFixed(1)} | ${(q.busyShare * 100).toFixed(1)} % |`),
+    );
+  }
   for (const profile of run.profiles) lines.push('', profile);
   return lines.join('\n');
 }
