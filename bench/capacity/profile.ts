@@ -5,10 +5,12 @@
 //
 //   node --import tsx bench/capacity/profile.ts <file.cpuprofile> [--top 25] [--from µs --to µs]
 //
-// The service runs compiled (server/dist/...js, tsc keeps one file per source): a frame of
-// server/dist/routes/stream.js is named after server/src/routes/stream.ts.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+// The service runs compiled (server/dist/...js, tsc keeps one file per source, without source
+// maps): a frame of server/dist/routes/stream.js line 80 is named after the line of
+// server/src/routes/stream.ts that starts as that JS line does (tsc keeps statements' text, types
+// aside), or else by the dist file and line.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 interface ProfileNode {
@@ -37,15 +39,51 @@ export interface ProfileSummary {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** A frame's file, readable: the service's sources by their src path, packages by name, Node's internals as node:... */
-function whereOf(url: string): string {
+const linesOf = new Map<string, string[]>();
+function fileLines(path: string): string[] {
+  let lines = linesOf.get(path);
+  if (!lines) linesOf.set(path, (lines = existsSync(path) ? readFileSync(path, 'utf8').split('\n') : []));
+  return lines;
+}
+
+/** How many leading characters of a compiled line must match its source's. */
+const MATCHED_PREFIX = 30;
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The source line of compiled line `line` (1-based) of server/dist/<name>.js: one that starts as it
+ * does, or else where function `functionName` is defined (a declaration, a `const ... =`, a method).
+ */
+function sourceLine(name: string, line: number, functionName: string): number | undefined {
+  const compiled = fileLines(join(ROOT, 'server/dist', `${name}.js`))[line - 1]?.trim();
+  const source = fileLines(join(ROOT, 'server/src', `${name}.ts`));
+  if (compiled) {
+    const prefix = compiled.slice(0, MATCHED_PREFIX);
+    const index = source.findIndex((text) => text.trim().startsWith(prefix));
+    if (index >= 0) return index + 1;
+  }
+  if (!functionName) return undefined;
+  const fn = escapeRegExp(functionName);
+  for (const definition of [new RegExp(`\\bfunction\\*?\\s+${fn}\\b`), new RegExp(`\\b(const|let)\\s+${fn}\\s*=`), new RegExp(`^\\s*(static\\s+)?(async\\s+)?#?${fn}\\s*[(<]`)]) {
+    const index = source.findIndex((text) => definition.test(text));
+    if (index >= 0) return index + 1;
+  }
+  return undefined;
+}
+
+/** A frame's place, readable: the service's sources by their src path and line, packages by name, Node's internals as node:... */
+function whereOf(url: string, line: number, functionName: string): string {
   if (!url) return '';
   const path = url.replace(/^file:\/\//, '');
   const own = /\/server\/dist\/(.+)\.js$/.exec(path);
-  if (own) return `server/src/${own[1]}.ts`;
+  if (own) {
+    const found = sourceLine(own[1]!, line, functionName);
+    return found ? `server/src/${own[1]}.ts:${found}` : `server/dist/${own[1]}.js:${line}`;
+  }
   const packageMatch = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(path);
-  if (packageMatch) return `${packageMatch[1]} (${packageMatch[2]})`;
-  return path.startsWith(ROOT) ? path.slice(ROOT.length + 1) : path;
+  if (packageMatch) return `${packageMatch[1]} (${packageMatch[2]}:${line})`;
+  return `${path.startsWith(ROOT) ? path.slice(ROOT.length + 1) : path}:${line}`;
 }
 
 /** The area a frame's time counts to: a file of the service's, a package, Node's internals, or V8's own bins. */
@@ -87,7 +125,7 @@ export function summarizeProfile(profile: CpuProfile, options: { top?: number; f
     selfByNode.set(nodeId, (selfByNode.get(nodeId) ?? 0) + weight);
   });
 
-  const keyOf = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'}\u0000${whereOf(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+  const keyOf = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'}\u0000${whereOf(node.callFrame.url, node.callFrame.lineNumber + 1, node.callFrame.functionName)}`;
   const self = new Map<string, number>();
   const areas = new Map<string, number>();
   const inclusive = new Map<string, number>();
