@@ -19,7 +19,9 @@
  * --request-connections C (each generator's keep-alive pool, default 64),
  * --reseed (seed again rather than copy the kept seed of the same N and history),
  * --trace-sql (every statement the services run, timed by its text over the steady state:
- * bench/capacity/sql-trace.cjs; it slows them a little).
+ * bench/capacity/sql-trace.cjs; it slows them a little),
+ * --arrival-scale F (diagnostic, not the model: the trigger rates times F; 0 measures what holding
+ * N users costs alone: streams, heartbeats, reconnects).
  *
  * Processes: the service (compiled, as in production: scripts/service.mjs serviceCommand), the
  * balancer (bench/capacity/balancer.ts, with several service processes) and the load generator
@@ -86,6 +88,7 @@ const { values: opts } = parseArgs({
     'request-connections': { type: 'string', default: '64' },
     reseed: { type: 'boolean', default: false },
     'trace-sql': { type: 'boolean', default: false },
+    'arrival-scale': { type: 'string', default: '1' },
   },
 });
 
@@ -95,6 +98,7 @@ const PROCESSES = Number(opts.processes ?? (POSTGRES_URL ? 2 : 1));
 const WARMUP_SECONDS = Number(opts.warmup ?? (opts.debug ? 10 : 60));
 const STEADY_SECONDS = Number(opts.steady ?? (opts.debug ? 40 : 180));
 const DRAIN_SECONDS = Number(opts.drain);
+const ARRIVAL_SCALE = Number(opts['arrival-scale']);
 if (!POSTGRES_URL && PROCESSES !== 1) {
   console.error('SQLite is served by one process (--processes applies to PostgreSQL)');
   process.exit(2);
@@ -374,6 +378,7 @@ async function runOnce(users: number): Promise<RunResult> {
         rampConcurrency: Math.max(1, Math.round(Number(opts['ramp-concurrency']) / generatorCount)),
         sourceAddresses: sources > 1 ? Array.from({ length: sources }, (_, a) => `127.0.0.${a + 1}`) : [],
         requestConnections: Number(opts['request-connections']),
+        arrivalScale: ARRIVAL_SCALE,
         seed: users + i,
       });
     }
@@ -511,6 +516,7 @@ async function runOnce(users: number): Promise<RunResult> {
       database: DATABASE,
       processes: PROCESSES,
       feedCacheMb: opts['feed-cache-mb'] ?? 'default',
+      arrivalScale: ARRIVAL_SCALE,
       warmupSeconds: WARMUP_SECONDS,
       when: new Date().toISOString(),
       node: process.version,

@@ -32,6 +32,8 @@ export interface GeneratorConfig {
   sourceAddresses: string[];
   /** Keep-alive connections the requests share. */
   requestConnections: number;
+  /** The model's trigger rates times this (1: the model; 0: streams and reconnects alone, what holding users costs). */
+  arrivalScale: number;
   seed: number;
 }
 
@@ -560,8 +562,10 @@ class LoadGenerator {
 
   #startArrivals() {
     const users = this.#config.users;
+    const scale = this.#config.arrivalScale;
+    if (scale <= 0) return;
     // Single-recipient triggers: one per user every arrivalEveryMs on average, as one Poisson process.
-    const meanGapMs = LOAD_MODEL.arrivalEveryMs / users;
+    const meanGapMs = LOAD_MODEL.arrivalEveryMs / users / scale;
     const next = () => {
       this.#arrivalTimer = setTimeout(() => {
         void this.#trigger([Math.floor(this.#random() * users)]);
@@ -571,7 +575,7 @@ class LoadGenerator {
     next();
     // Triggers to many: this generator's share of the model's rate, each to users of its own.
     const recipients = Math.min(LOAD_MODEL.broadcastRecipients, users);
-    const everyMs = 1000 / LOAD_MODEL.broadcastsPerSecond / (users / this.#config.allUsers);
+    const everyMs = 1000 / LOAD_MODEL.broadcastsPerSecond / (users / this.#config.allUsers) / scale;
     this.#broadcastTimer = setInterval(() => void this.#trigger(distinctIndexes(this.#random, users, recipients)), everyMs);
   }
 

@@ -25,6 +25,8 @@ export interface RunResult {
   database: string;
   processes: number;
   feedCacheMb: string;
+  /** The trigger rates' factor (1: the model). */
+  arrivalScale: number;
   warmupSeconds: number;
   when: string;
   node: string;
@@ -108,6 +110,7 @@ export function judge(run: Omit<RunResult, 'verdict'>): RunResult['verdict'] {
   if (measuredErrors > 0) over.push(`${measuredErrors} errors`);
   if (load.undelivered > 0) over.push(`${load.undelivered} messages never reached their stream`);
   const generatorSaturated = load.generators.some((g) => g.cpuShare > GENERATOR_SATURATED.cpuShare || g.eventLoopP99Ms > GENERATOR_SATURATED.eventLoopP99Ms);
+  if (run.arrivalScale !== 1) over.push(`not the load model (--arrival-scale ${run.arrivalScale})`);
   return { meets: over.length === 0, over, generatorSaturated };
 }
 
@@ -130,6 +133,7 @@ export function formatRun(run: RunResult): string {
     `${run.when}, ${run.machine.cores} cores, Node ${run.node}; ${load.steadySeconds.toFixed(0)} s steady after ${run.warmupSeconds} s of warm-up ` +
       `(ramp ${load.rampSeconds.toFixed(0)} s); history ${run.seed.messages} messages; feed answer cache ` +
       `${run.feedCacheMb === 'default' ? 'on (default size)' : `NOTIF_FEED_CACHE_MB=${run.feedCacheMb}`}. ` +
+      `${run.arrivalScale === 1 ? '' : `NOT THE MODEL: triggers at ${run.arrivalScale} times its rates. `}` +
       `Machine busy ${percent(run.machine.busyShare)} of its cores during the steady state, ${run.machine.othersCores.toFixed(2)} cores of it by other processes than these.`,
     '',
     '| request | count | per s | p50 ms | p99 ms | max ms | answers |',
@@ -160,7 +164,7 @@ export function formatRun(run: RunResult): string {
     const asked = cache.hits + cache.misses;
     lines.push(
       `- Service ${i + 1}: event loop delay p50 ${ms(e.p50Ms)} ms, p99 ${ms(e.p99Ms)} ms, max ${ms(e.maxMs)} ms; feed answer cache ` +
-        `${asked ? `${cache.hits} hits of ${asked} (${percent(cache.hits / asked)})` : 'not asked (off)'}.`,
+        `${run.feedCacheMb === '0' ? 'off' : asked ? `${cache.hits} hits of ${asked} (${percent(cache.hits / asked)})` : 'not asked'}.`,
     );
   });
   load.generators.forEach((g, i) =>
