@@ -28,7 +28,7 @@
  * (bench/capacity/generator.ts) each run in processes of their own; this one seeds the database,
  * runs the phases' clock, samples every process's CPU time and RSS from /proc once a second,
  * scrapes each service's /metrics (event loop delay, the answer cache's hits) at the steady state's
- * start and end, and reports (bench/out/capacity-<database>-<N>.json keeps every figure).
+ * start and end, and reports (bench/out/capacity-<database>-<N>-<time>.json keeps every figure of each run).
  *
  * Open files: a stream is a socket in a generator, in a service and two in the balancer. Each
  * process is started with its limit raised (`ulimit -n`; past the hard limit only with
@@ -559,7 +559,7 @@ async function measure(users: number): Promise<RunResult> {
   const run = await runOnce(users);
   console.log(`\n${formatRun(run)}\n`);
   mkdirSync(OUT, { recursive: true });
-  const file = join(OUT, `capacity-${run.database.toLowerCase()}-${run.users}.json`);
+  const file = join(OUT, `capacity-${run.database.toLowerCase()}-${run.users}-${run.when.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify(run, null, 2));
   log(`figures kept in ${file.slice(ROOT.length + 1)}`);
   return run;
