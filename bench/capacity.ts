@@ -27,8 +27,9 @@
  * balancer (bench/capacity/balancer.ts, with several service processes) and the load generator
  * (bench/capacity/generator.ts) each run in processes of their own; this one seeds the database,
  * runs the phases' clock, samples every process's CPU time and RSS from /proc once a second,
- * scrapes each service's /metrics (event loop delay, the answer cache's hits) at the steady state's
- * start and end, and reports (bench/out/capacity-<database>-<N>-<time>.json keeps every figure of each run).
+ * scrapes each service's /metrics (event loop delay, the answer cache's hits, time by route) at
+ * the steady state's start and end, and reports; bench/out/capacity-<database>-<N>-<time>.json
+ * keeps every figure of each run.
  *
  * Open files: a stream is a socket in a generator, in a service and two in the balancer. Each
  * process is started with its limit raised (`ulimit -n`; past the hard limit only with
