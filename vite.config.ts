@@ -5,10 +5,12 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 //
 // - `vite build` (mode production): dist/notif-inbox.js, one entry per element (dist/notif-bell.js,
 //   ...) and dist/client.js (NotifClient), ES modules with `lit` and `@lit/*` external so an app's bundler dedupes them with its own.
-// - `vite build --mode script-tag`: dist/notif-inbox.min.js, one file with Lit inside, for
-//   `<script type="module" src=".../notif-inbox.min.js">` on any page; it registers
-//   <notif-preferences> too (src/script-tag.ts), which the ES build loads only when the bell's
-//   preferences button is pressed (or the app imports notif-inbox/notif-preferences).
+// - `vite build --mode script-tag`: dist/notif-inbox.min.js, the file with Lit inside, for
+//   `<script type="module" src=".../notif-inbox.min.js">` on any page, and beside it the files it
+//   loads on demand, which import Lit and the rest from it: dist/notif-preferences.min.js
+//   (src/script-tag.ts says when) and dist/custom-hosts.min.js (once a page sets a render hook).
+//   The ES build loads <notif-preferences> only when the bell's preferences button is pressed (or
+//   the app imports notif-inbox/notif-preferences).
 //
 // The ES build puts the three elements' CSS (every *.styles.ts) in one shared chunk: next to each other the
 // style sheets compress against one another (deflate looks back only 32 KB), about 90 B gzip less than
@@ -34,10 +36,7 @@ export default defineConfig(({ mode }) => {
   return {
     plugins: [minifyTemplatesPlugin()],
     resolve: { conditions: ['production', 'module', 'browser'] },
-    // In the script-tag file <notif-preferences> and custom rendering's hosts are there at once: the
-    // lazy imports of them are dropped (a lazy import inside one file costs about 650 B gzip of module
-    // wrappers). In the ES build the flag is false, so the checks of it go too.
-    define: { 'process.env.NODE_ENV': '"production"', 'globalThis.__NOTIF_SCRIPT_TAG__': `${scriptTag}` },
+    define: { 'process.env.NODE_ENV': '"production"' },
     publicDir: false,
     build: {
       target: 'es2022',
@@ -50,7 +49,12 @@ export default defineConfig(({ mode }) => {
         ? { entry: { 'notif-inbox.min': 'src/script-tag.ts' }, formats: ['es'] }
         : { entry: ENTRIES, formats: ['es'] },
       rolldownOptions: scriptTag
-        ? { output: { codeSplitting: false, entryFileNames: '[name].js', minify: true, comments: false } }
+        ? {
+            // The first file may export more than src/script-tag.ts does (what the lazy files import
+            // from it), so everything they do not hold stays in that one file.
+            preserveEntrySignatures: 'allow-extension',
+            output: { entryFileNames: '[name].js', chunkFileNames: '[name].min.js', minify: true, comments: false },
+          }
         : {
             external: [/^lit(\/|$)/, /^@lit\//],
             output: {

@@ -135,6 +135,10 @@ async function browserFigures() {
       createServer((req, res) => {
         if (req.url === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
         if (req.url === '/dist/notif-inbox.min.js') return createReadStream(SCRIPT).pipe(res.writeHead(200, { 'content-type': 'text/javascript' }));
+        // The files the script tag loads on demand, beside it.
+        if (/^\/dist\/[\w-]+\.min\.js$/.test(req.url) && existsSync(join(ROOT, req.url))) {
+          return createReadStream(join(ROOT, req.url)).pipe(res.writeHead(200, { 'content-type': 'text/javascript' }));
+        }
         res.writeHead(404).end();
       }),
     )) + '/';

@@ -184,8 +184,10 @@ async function main() {
         const ours = await measureDist();
         const own = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8'));
         const me = `${own.name}@${own.version} (dist/ as built)`;
-        console.log(`${me.padEnd(36)} ${'script-tag build, Lit inside'.padEnd(42)} ${n(ours.scriptTag.raw)} ${n(ours.scriptTag.gzip)} ${n(ours.scriptTag.brotli)} ${kb(ours.scriptTag.gzip)}`);
-        console.log(`${''.padEnd(36)} ${'ES build, Lit external'.padEnd(42)} ${n(ours.es.raw)} ${n(ours.es.gzip)} ${n(ours.es.brotli)} ${kb(ours.es.gzip)}`);
+        const first = ours.scriptTag.first;
+        const entry = ours.es.entry;
+        console.log(`${me.padEnd(36)} ${'script tag: first file, Lit inside'.padEnd(42)} ${n(first.raw)} ${n(first.gzip)} ${n(first.brotli)} ${kb(first.gzip)}`);
+        console.log(`${''.padEnd(36)} ${'ES build, Lit external: static chunks'.padEnd(42)} ${n(entry.raw)} ${n(entry.gzip)} ${n(entry.brotli)} ${kb(entry.gzip)}`);
       } catch (error) {
         console.log(`notif-inbox: could not measure dist/ (${error.message})`);
       }

@@ -160,7 +160,8 @@ async function startPageServer(serviceUrl) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end(html);
     }
-    if (path === '/dist/notif-inbox.min.js' || path === '/dist/notif-inbox.min.js.map') {
+    // The script tag, its source map and the files it loads on demand (beside it).
+    if (/^\/dist\/[\w-]+\.min\.js(\.map)?$/.test(path) && existsSync(join(ROOT, path))) {
       res.writeHead(200, { 'content-type': path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'application/json' });
       return createReadStream(join(ROOT, path)).pipe(res);
     }

@@ -225,6 +225,10 @@ function startPageServer() {
     const headers = { 'cache-control': 'no-store' };
     if (path === '/') res.writeHead(200, { ...headers, 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
     else if (path === '/notif-inbox.min.js') res.writeHead(200, { ...headers, 'content-type': 'text/javascript' }).end(bundle);
+    // The files the script tag loads on demand (the preferences, custom rendering's hosts), beside it.
+    else if (/^\/[\w-]+\.min\.js$/.test(path) && existsSync(join(ROOT, 'dist', path))) {
+      res.writeHead(200, { ...headers, 'content-type': 'text/javascript' }).end(readFileSync(join(ROOT, 'dist', path)));
+    }
     else res.writeHead(404).end();
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));

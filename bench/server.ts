@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { openDatabase } from '../server/src/db/index.ts';
-import { registerKey } from '../server/src/auth.ts';
+import { registerKey } from '../server/src/db/keys.ts';
 import { newId } from '../server/src/ids.ts';
 import { newSubscriberRow } from '../server/src/engine/subscribers.ts';
 import { sweepChangeRows } from '../server/src/db/change-rows.ts';
@@ -30,7 +30,7 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const SUBSCRIBERS = Number(process.env.BENCH_SUBSCRIBERS ?? 1_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const KEY = 'bench_key';
-/** What the elements ask for (src/store/store.ts FEED_FIELDS): the feed's projection. */
+/** What the elements ask for (src/store/feed-pages.ts FEED_FIELDS): the feed's projection. */
 const FEED_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
 /** DESIGN.md's budgets (issue 12): share of the bare server's requests/s, and bytes on the wire. */
 const BUDGETS: Record<string, { share?: number; bytes?: number }> = {

@@ -1,43 +1,38 @@
-// The package's size, as users download it: gzip and brotli bytes of both builds, against the budgets
-// of DESIGN.md, and what takes the room.
+// The package's size, as users download it: raw, gzip -9 and brotli -11 bytes of both builds against
+// DESIGN.md's budgets, each chunk's figures, and what takes the room.
 //
-//   npm run bench:size            builds (npm run build) and measures dist/
+//   npm run bench:size                 builds (npm run build) and measures dist/
 //   npm run bench:size -- --no-build   measures dist/ as it is
-//   npm run bench:size -- --live       also what live updates cost in each build (below)
+//   npm run bench:size -- --readme     also rewrites the size table of README.md
 //
-// - script-tag build: dist/notif-inbox.min.js, the one file with Lit inside.
-// - ES build: dist/notif-inbox.js with the chunks it imports, bundled into one minified file with
-//   `lit` and `@lit/*` left external, the way an app's bundler ships `import 'notif-inbox'` (the
-//   preferences, which the bell imports only when asked, stay a chunk of their own, as there).
-// - custom rendering's hosts (dist/chunks/custom-hosts-*.js), loaded once a page sets a render hook, are out of both.
-// - notif-inbox/notif-preferences: what importing it adds to the ES build (both bundled, less the ES build).
-// - live updates (--live): what the stream and arrivals add to each build. Both builds are made again
-//   from a copy of the sources with bench/live-off.patch applied, which takes out the stream reader
-//   (the store's #listen and #onLive, the stream's fields, the relaying of its events between tabs,
-//   the `live` attribute and request()'s `raw`), `message-received` and its bridge to
-//   `notif-message-received`, the feed's "N new" button (with its CSS and the list window's
-//   `scrolled`) and the bell's rule that an open popover sees arrivals; the difference is the cost.
-//   The patch must still apply and the copy must type-check: when the code it touches changes, the
-//   patch is made again (edit a copy of src/ the same way, then `git diff`).
-// Exits 1 when a budget is exceeded (test/build/size.test.ts checks the same figures in CI).
+// - script tag: dist/notif-inbox.min.js, the first file a page loads (Lit inside), and everything it
+//   may load after it (the files it imports on demand: dist/notif-preferences.min.js, custom
+//   rendering's dist/custom-hosts.min.js).
+// - ES build: dist/notif-inbox.js bundled the way an app's bundler ships `import 'notif-inbox'`:
+//   esbuild, code splitting on, `lit` and `@lit/*` left external. The entry's static chunks are what
+//   a page loads for it; the lazy ones (the preferences, custom rendering's hosts) come when asked.
+// A feature's cost: each lazy module is a chunk of its own (listed); for code in the first file,
+// build with and without its module and compare (git stash, or a branch), as bench/HISTORY.md records.
+// test/build/size.test.ts checks the same budgets; this script exits 1 when one is exceeded.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 const ROOT = resolve(import.meta.dirname, '..');
+const KB = 1024;
 
+/** DESIGN.md, "Budgets" (gzip bytes). */
 export const BUDGETS = {
-  /** dist/notif-inbox.min.js, gzip: DESIGN.md "script-tag file, every element ... <= 22 KB". */
-  scriptTag: 22 * 1024,
-  /** The ES build of notif-inbox (bell, feed, message), Lit external, gzip: DESIGN.md "<= 15 KB". */
-  es: 15 * 1024,
-  /** notif-inbox/notif-preferences over the ES build, gzip: DESIGN.md "<= 3 KB". */
-  preferences: 3 * 1024,
-  /** What live updates add to each build, gzip: issue 11, "the stream and arrival cost at most 700 B". */
-  live: 700,
+  /** The script tag's first file (Lit inside). */
+  scriptTagFirst: 24 * KB,
+  /** Everything the script tag may load: its first file and the lazy views it loads on demand. */
+  scriptTagAll: 30 * KB,
+  /** The ES build as an app's bundler ships it: the entry's static chunks together. */
+  esEntry: 20 * KB,
+  /** The ES build as an app's bundler ships it: any one chunk. */
+  esChunk: 26 * KB,
 };
 
 /**
@@ -54,6 +49,9 @@ export const compressed = (bytes) => ({
   gzip: gzipSync(bytes, { level: 9 }).length,
   brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
 });
+
+/** The figures of several files downloaded one by one: each compressed on its own, then added up. */
+const total = (figures) => figures.reduce((sum, f) => ({ raw: sum.raw + f.raw, gzip: sum.gzip + f.gzip, brotli: sum.brotli + f.brotli }), { raw: 0, gzip: 0, brotli: 0 });
 
 const LIT = [/^lit(\/|$)/, /^@lit\//];
 
@@ -86,50 +84,71 @@ export async function bundle(entry, { withLit = false, plugins = [], external = 
   return { code: Buffer.from(chunk.code), modules: chunk.modules };
 }
 
-/** The figures of dist/ (built beforehand). */
-export async function measureDist(dist = resolve(ROOT, 'dist')) {
-  const min = resolve(dist, 'notif-inbox.min.js');
-  const es = resolve(dist, 'notif-inbox.js');
-  if (!existsSync(min) || !existsSync(es)) throw new Error(`${dist} has no build: run npm run build`);
-  const scriptTag = compressed(readFileSync(min));
-  // The lazy imports (the bell's of the preferences, the feed's of custom rendering's hosts) stay
-  // out, as an app's bundler splits them off.
-  const lazy = /custom-hosts[^/]*\.js$/;
-  const esBundle = compressed((await bundle(es, { external: [/notif-preferences\.js$/, lazy] })).code);
-  const both = resolve(dist, '.size-both.js');
-  writeFileSync(both, "import './notif-inbox.js';\nimport './notif-preferences.js';\n");
-  let withPrefs;
-  try {
-    withPrefs = compressed((await bundle(both, { external: [lazy] })).code);
-  } finally {
-    rmSync(both, { force: true });
+/** The relative files a module imports, statically or on demand (`import ... from './x.js'`, `import('./x.js')`). */
+const relativeImports = (code) => [...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s*)["'](\.{1,2}\/[^"']+)["']/g)].map((m) => m[1]);
+
+/** The script tag's files: the first one, and every file it may load after it (followed through their imports). */
+export function measureScriptTag(dist = resolve(ROOT, 'dist')) {
+  const first = resolve(dist, 'notif-inbox.min.js');
+  if (!existsSync(first)) throw new Error(`${dist} has no build: run npm run build`);
+  const files = [first];
+  for (let i = 0; i < files.length; i++) {
+    const code = readFileSync(files[i], 'utf8');
+    for (const path of relativeImports(code)) {
+      const file = resolve(dirname(files[i]), path.split('?')[0]);
+      if (!files.includes(file)) files.push(file);
+    }
   }
-  const preferences = { raw: withPrefs.raw - esBundle.raw, gzip: withPrefs.gzip - esBundle.gzip, brotli: withPrefs.brotli - esBundle.brotli };
-  return { scriptTag, es: esBundle, preferences };
+  const figures = files.map((file) => ({ file: basename(file), ...compressed(readFileSync(file)) }));
+  return { first: figures[0], files: figures, all: total(figures) };
 }
 
 /**
- * What live updates add to each build (gzip, raw and brotli bytes): `figures` (of dist/, as built)
- * less the same figures of a build of the sources with bench/live-off.patch applied.
+ * The ES build as an app's bundler ships it: esbuild bundles dist/notif-inbox.js with code splitting,
+ * minified, `lit` and `@lit/*` external. Returns every chunk's figures (`lazy`: not among the
+ * entry's static imports) and the entry's static chunks together.
  */
-export async function measureLive(figures) {
-  const copy = mkdtempSync(join(tmpdir(), 'notif-live-off-'));
-  try {
-    for (const f of ['src', 'scripts', 'vite.config.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json']) cpSync(resolve(ROOT, f), join(copy, f), { recursive: true });
-    symlinkSync(resolve(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
-    try {
-      execFileSync('git', ['apply', resolve(ROOT, 'bench/live-off.patch')], { cwd: copy, stdio: 'pipe' });
-    } catch (e) {
-      throw new Error(`bench/live-off.patch no longer applies to src/: make it again (bench/size.mjs says how)\n${e.stderr}`);
+export async function measureEsBuild(dist = resolve(ROOT, 'dist')) {
+  const entry = resolve(dist, 'notif-inbox.js');
+  if (!existsSync(entry)) throw new Error(`${dist} has no build: run npm run build`);
+  const { build } = await import('esbuild');
+  const outdir = resolve(ROOT, '.size-es');
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    minify: true,
+    target: 'es2022',
+    platform: 'browser',
+    conditions: ['production'],
+    external: ['lit', 'lit/*', '@lit/*'],
+    write: false,
+    metafile: true,
+    outdir,
+    absWorkingDir: ROOT,
+    logLevel: 'silent',
+  });
+  const outputs = result.metafile.outputs;
+  const byPath = new Map(result.outputFiles.map((f) => [f.path, f.contents]));
+  const entryOutput = Object.keys(outputs).find((key) => outputs[key].entryPoint);
+  // The entry and what it imports statically, transitively.
+  const staticOutputs = [entryOutput];
+  for (let i = 0; i < staticOutputs.length; i++) {
+    for (const { path, kind } of outputs[staticOutputs[i]].imports) {
+      if (kind === 'import-statement' && outputs[path] && !staticOutputs.includes(path)) staticOutputs.push(path);
     }
-    // (The build type-checks the copy as it writes its declarations.)
-    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: copy, stdio: 'pipe' });
-    const without = await measureDist(join(copy, 'dist'));
-    const less = (a, b) => ({ raw: a.raw - b.raw, gzip: a.gzip - b.gzip, brotli: a.brotli - b.brotli });
-    return { scriptTag: less(figures.scriptTag, without.scriptTag), es: less(figures.es, without.es) };
-  } finally {
-    rmSync(copy, { recursive: true, force: true });
   }
+  const chunks = Object.keys(outputs)
+    .filter((key) => key.endsWith('.js'))
+    .map((key) => ({ file: basename(key), lazy: !staticOutputs.includes(key), ...compressed(Buffer.from(byPath.get(resolve(ROOT, key)))) }));
+  const entryFigures = chunks.filter((chunk) => !chunk.lazy);
+  return { chunks, entry: total(entryFigures), largest: Math.max(...chunks.map((chunk) => chunk.gzip)) };
+}
+
+/** Both builds' figures (dist/ built beforehand). */
+export async function measureDist(dist = resolve(ROOT, 'dist')) {
+  return { scriptTag: measureScriptTag(dist), es: await measureEsBuild(dist) };
 }
 
 /**
@@ -166,57 +185,54 @@ export async function breakdown() {
 }
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+const number = (n) => String(n).padStart(8);
+/** ok, or by how much `gzip` is over `budget`. */
+const verdict = (gzip, budget) => (gzip <= budget ? 'ok' : `OVER by ${gzip - budget} B`);
 
 async function main() {
   if (!process.argv.includes('--no-build')) {
     execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   }
-  const figures = await measureDist();
+  const { scriptTag, es } = await measureDist();
   const rows = [
-    ['script-tag build (dist/notif-inbox.min.js, Lit inside)', figures.scriptTag, BUDGETS.scriptTag],
-    ['ES build (dist/notif-inbox.js + chunks, Lit external)', figures.es, BUDGETS.es],
-    ['notif-inbox/notif-preferences, over the ES build', figures.preferences, BUDGETS.preferences],
+    ['script tag: the first file (notif-inbox.min.js, Lit inside)', scriptTag.first, BUDGETS.scriptTagFirst],
+    ['script tag: everything it may load', scriptTag.all, BUDGETS.scriptTagAll],
+    ["ES build (esbuild, Lit external): the entry's static chunks", es.entry, BUDGETS.esEntry],
+    ['ES build: the largest chunk', es.chunks.find((chunk) => chunk.gzip === es.largest), BUDGETS.esChunk],
   ];
-  console.log('build                                                        raw       gzip   brotli   budget (gzip)');
+  console.log(`${'figure'.padEnd(62)} ${'raw'.padStart(8)} ${'gzip'.padStart(8)} ${'brotli'.padStart(8)}   budget (gzip)`);
   let over = false;
   for (const [name, f, budget] of rows) {
-    const ok = f.gzip <= budget;
-    over ||= !ok;
-    console.log(
-      `${name.padEnd(58)} ${String(f.raw).padStart(7)} ${String(f.gzip).padStart(9)} ${String(f.brotli).padStart(8)}   ${kb(budget)} ${ok ? 'ok' : `OVER by ${f.gzip - budget} B`}`,
-    );
+    over ||= f.gzip > budget;
+    console.log(`${name.padEnd(62)} ${number(f.raw)} ${number(f.gzip)} ${number(f.brotli)}   ${kb(budget)} ${verdict(f.gzip, budget)}`);
   }
-  for (const [name, bytes] of Object.entries(OTHERS)) console.log(`${name.padEnd(72)} ${''.padStart(7)} ${String(bytes).padStart(9)}`);
-  if (process.argv.includes('--live')) {
-    const live = await measureLive(figures);
-    console.log('\nlive updates, what they add (bench/live-off.patch takes them out)');
-    for (const [name, f] of [['  to the script-tag build', live.scriptTag], ['  to the ES build', live.es]]) {
-      const ok = f.gzip <= BUDGETS.live;
-      over ||= !ok;
-      console.log(`${name.padEnd(58)} ${String(f.raw).padStart(7)} ${String(f.gzip).padStart(9)} ${String(f.brotli).padStart(8)}   ${BUDGETS.live} B ${ok ? 'ok' : `OVER by ${f.gzip - BUDGETS.live} B`}`);
-    }
-  }
-  console.log('\nwhat takes the room (script-tag build; each part minified and gzipped alone):');
+  for (const [name, bytes] of Object.entries(OTHERS)) console.log(`${name.padEnd(80)} ${number(bytes)}`);
+  console.log('\nthe script tag\'s files:');
+  for (const f of scriptTag.files) console.log(`  ${f.file.padEnd(60)} ${number(f.raw)} ${number(f.gzip)} ${number(f.brotli)}`);
+  console.log('the ES build\'s chunks, as esbuild splits them (lazy: loaded when asked):');
+  for (const f of es.chunks) console.log(`  ${(f.file + (f.lazy ? ' (lazy)' : '')).padEnd(60)} ${number(f.raw)} ${number(f.gzip)} ${number(f.brotli)}`);
+  console.log('\nwhat takes the room (script-tag build, its lazy files included; each part minified and gzipped alone):');
   const groups = await breakdown();
-  const total = groups.reduce((n, [, f]) => n + f.gzip, 0);
+  const sum = groups.reduce((n, [, f]) => n + f.gzip, 0);
   for (const [group, f] of groups) {
-    console.log(`  ${group.padEnd(56)} ${String(f.raw).padStart(7)} raw ${String(f.gzip).padStart(6)} gzip  ${((f.gzip / total) * 100).toFixed(0).padStart(3)} %`);
+    console.log(`  ${group.padEnd(56)} ${String(f.raw).padStart(7)} raw ${String(f.gzip).padStart(6)} gzip  ${((f.gzip / sum) * 100).toFixed(0).padStart(3)} %`);
   }
-  if (process.argv.includes('--readme')) writeReadme(figures);
+  if (process.argv.includes('--readme')) writeReadme(scriptTag, es);
   process.exitCode = over ? 1 : 0;
 }
 
 /** Rewrites the table between <!-- size:start --> and <!-- size:end --> in README.md. */
-function writeReadme(figures) {
+function writeReadme(scriptTag, es) {
   const n = (x) => `${x.toLocaleString('en-US')} B`;
   const row = (name, f, budget) =>
     `| ${name} | ${n(f.raw)} | ${n(f.gzip)} | ${n(f.brotli)} | ${budget / 1024} KB (${budget.toLocaleString('en-US')} B)${f.gzip > budget ? ': **over**' : ''} |`;
   const table = [
-    '| build | raw | gzip | brotli | budget (gzip) |',
+    '| figure | raw | gzip | brotli | budget (gzip) |',
     '|---|---:|---:|---:|---:|',
-    row('script tag, `dist/notif-inbox.min.js` (Lit inside)', figures.scriptTag, BUDGETS.scriptTag),
-    row('ES build, `notif-inbox` with Lit external (bundled as an app would)', figures.es, BUDGETS.es),
-    row('`notif-inbox/notif-preferences`, over the ES build', figures.preferences, BUDGETS.preferences),
+    row('script tag: the first file, `dist/notif-inbox.min.js` (Lit inside)', scriptTag.first, BUDGETS.scriptTagFirst),
+    row('script tag: everything it may load (its first file, `notif-preferences.min.js`, `custom-hosts.min.js`)', scriptTag.all, BUDGETS.scriptTagAll),
+    row("ES build bundled by esbuild (code splitting, Lit external): the entry's static chunks", es.entry, BUDGETS.esEntry),
+    row('ES build bundled by esbuild: the largest chunk', es.chunks.find((chunk) => chunk.gzip === es.largest), BUDGETS.esChunk),
     ...Object.entries(OTHERS).map(([name, bytes]) => `| for comparison: ${name} | | ${bytes.toLocaleString('en')} B | | |`),
   ].join('\n');
   const path = resolve(ROOT, 'README.md');

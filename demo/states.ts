@@ -9,7 +9,7 @@
 import '../src/index.ts';
 import '../src/components/notif-preferences/notif-preferences.ts';
 import type { MessageRenderer, NotifBell, NotifFeed, NotifPreferences } from '../src/index.ts';
-import { LIGHT, NAMES } from '../src/internal/theme.styles.ts';
+import { LIGHT_PALETTE } from '../src/internal/theme.styles.ts';
 
 interface PlaygroundConfig {
   apiUrl: string;
@@ -211,8 +211,8 @@ async function setUpStates() {
  * data in theme.styles.ts), then every literal `var(--notif-x, default)` of the elements' styles.
  */
 function themeProperties(): Map<string, string> {
-  const [colours, shadow] = LIGHT;
-  const found = new Map<string, string>(colours.split(' ').map((hex, i) => [`--notif-color-${NAMES[i]}`, `#${hex}`]));
+  const { colours, shadow } = LIGHT_PALETTE;
+  const found = new Map<string, string>(Object.entries(colours).map(([name, colour]) => [`--notif-color-${name}`, colour]));
   found.set('--notif-shadow', shadow);
   const sources = import.meta.glob('../src/**/*.styles.ts', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
   const ordered = Object.entries(sources).sort(([a], [b]) => (a.includes('theme.styles') ? -1 : b.includes('theme.styles') ? 1 : a.localeCompare(b)));

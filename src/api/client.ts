@@ -33,95 +33,95 @@ export class NotifClient {
   }
 
   // 1
-  messageAction(subscriberId: string, messageId: string, type: string, body: MessageActionRequest, o?: CallOptions) {
-    return messageAction(this.options, subscriberId, messageId, type, body, o);
+  messageAction(subscriberId: string, messageId: string, type: string, body: MessageActionRequest, options?: CallOptions) {
+    return messageAction(this.options, subscriberId, messageId, type, body, options);
   }
 
   // 2
-  updateIntegration(integrationId: string, body: IntegrationRequest, o?: CallOptions) {
-    return this.request<Integration>('PUT', `/v1/integrations/${seg(integrationId)}`, { ...o, body });
+  updateIntegration(integrationId: string, body: IntegrationRequest, options?: CallOptions) {
+    return this.request<Integration>('PUT', `/v1/integrations/${seg(integrationId)}`, { ...options, body });
   }
   // 3
-  getSubscriber(subscriberId: string, o?: CallOptions) {
-    return this.request<Subscriber>('GET', `/v2/subscribers/${seg(subscriberId)}`, o);
+  getSubscriber(subscriberId: string, options?: CallOptions) {
+    return this.request<Subscriber>('GET', `/v2/subscribers/${seg(subscriberId)}`, options);
   }
   // 4
-  appendCredentials(subscriberId: string, body: CredentialsRequest, o?: CallOptions) {
-    return this.request<Subscriber>('PATCH', `/v1/subscribers/${seg(subscriberId)}/credentials`, { ...o, body });
+  appendCredentials(subscriberId: string, body: CredentialsRequest, options?: CallOptions) {
+    return this.request<Subscriber>('PATCH', `/v1/subscribers/${seg(subscriberId)}/credentials`, { ...options, body });
   }
   // 5
-  replaceCredentials(subscriberId: string, body: CredentialsRequest, o?: CallOptions) {
-    return this.request<Subscriber>('PUT', `/v1/subscribers/${seg(subscriberId)}/credentials`, { ...o, body });
+  replaceCredentials(subscriberId: string, body: CredentialsRequest, options?: CallOptions) {
+    return this.request<Subscriber>('PUT', `/v1/subscribers/${seg(subscriberId)}/credentials`, { ...options, body });
   }
   // 6
-  searchSubscribers(query: SubscriberSearchQuery = {}, o?: CallOptions) {
-    return this.request<SubscriberSearchResponse>('GET', '/v2/subscribers', { ...o, query: query as Query });
+  searchSubscribers(query: SubscriberSearchQuery = {}, options?: CallOptions) {
+    return this.request<SubscriberSearchResponse>('GET', '/v2/subscribers', { ...options, query: query as Query });
   }
   // 7: resolves to the number of messages changed
-  markAll(subscriberId: string, body: MarkAllRequest, o?: CallOptions) {
-    return markAll(this.options, subscriberId, body, o);
+  markAll(subscriberId: string, body: MarkAllRequest, options?: CallOptions) {
+    return markAll(this.options, subscriberId, body, options);
   }
 
   // 8
-  createSubscriber(body: CreateSubscriberRequest, query: { failIfExists?: boolean } = {}, o?: CallOptions) {
-    return this.request<Subscriber>('POST', '/v2/subscribers', { ...o, body, query });
+  createSubscriber(body: CreateSubscriberRequest, query: { failIfExists?: boolean } = {}, options?: CallOptions) {
+    return this.request<Subscriber>('POST', '/v2/subscribers', { ...options, body, query });
   }
   // 9
-  deleteMessage(messageId: string, o?: CallOptions) {
-    return deleteMessage(this.options, messageId, o);
+  deleteMessage(messageId: string, options?: CallOptions) {
+    return deleteMessage(this.options, messageId, options);
   }
 
   // 10
-  feed(subscriberId: string, query: FeedQuery = {}, o?: CallOptions) {
-    return feed(this.options, subscriberId, query, o);
+  feed(subscriberId: string, query: FeedQuery = {}, options?: CallOptions) {
+    return feed(this.options, subscriberId, query, options);
   }
 
   // 11
-  createIntegration(body: CreateIntegrationRequest, o?: CallOptions) {
-    return this.request<Integration>('POST', '/v1/integrations', { ...o, body });
+  createIntegration(body: CreateIntegrationRequest, options?: CallOptions) {
+    return this.request<Integration>('POST', '/v1/integrations', { ...options, body });
   }
   // 12
-  deleteMessagesByTransaction(transactionId: string, query: { channel?: Channel } = {}, o?: CallOptions) {
-    return this.request<void>('DELETE', `/v1/messages/transaction/${seg(transactionId)}`, { ...o, query });
+  deleteMessagesByTransaction(transactionId: string, query: { channel?: Channel } = {}, options?: CallOptions) {
+    return this.request<void>('DELETE', `/v1/messages/transaction/${seg(transactionId)}`, { ...options, query });
   }
   // 13
-  unseenCount(subscriberId: string, query: UnseenCountQuery = {}, o?: CallOptions) {
-    return unseenCount(this.options, subscriberId, query, o);
+  unseenCount(subscriberId: string, query: UnseenCountQuery = {}, options?: CallOptions) {
+    return unseenCount(this.options, subscriberId, query, options);
   }
 
   // 14
-  preferences(subscriberId: string, query: { criticality?: Criticality } = {}, o?: CallOptions) {
-    return this.request<Preferences>('GET', `/v2/subscribers/${seg(subscriberId)}/preferences`, { ...o, query });
+  preferences(subscriberId: string, query: { criticality?: Criticality } = {}, options?: CallOptions) {
+    return this.request<Preferences>('GET', `/v2/subscribers/${seg(subscriberId)}/preferences`, { ...options, query });
   }
   // 15
-  listIntegrations(o?: CallOptions) {
-    return this.request<Integration[]>('GET', '/v1/integrations', o);
+  listIntegrations(options?: CallOptions) {
+    return this.request<Integration[]>('GET', '/v1/integrations', options);
   }
   // 16
-  getNotification(notificationId: string, o?: CallOptions) {
-    return this.request<Notification>('GET', `/v1/notifications/${seg(notificationId)}`, o);
+  getNotification(notificationId: string, options?: CallOptions) {
+    return this.request<Notification>('GET', `/v1/notifications/${seg(notificationId)}`, options);
   }
   // 17
-  listNotifications(query: NotificationListQuery = {}, o?: CallOptions) {
-    return this.request<NotificationListResponse>('GET', '/v1/notifications', { ...o, query: query as Query });
+  listNotifications(query: NotificationListQuery = {}, options?: CallOptions) {
+    return this.request<NotificationListResponse>('GET', '/v1/notifications', { ...options, query: query as Query });
   }
   // 18: true when a run was cancelled, false when nothing was left to cancel
-  cancelTrigger(transactionId: string, o?: CallOptions) {
-    return this.request<boolean>('DELETE', `/v1/events/trigger/${seg(transactionId)}`, o);
+  cancelTrigger(transactionId: string, options?: CallOptions) {
+    return this.request<boolean>('DELETE', `/v1/events/trigger/${seg(transactionId)}`, options);
   }
 
   // extensions (decisions.md "Beyond the spec")
-  trigger(body: TriggerRequest, o?: CallOptions) {
-    return this.request<TriggerResponse>('POST', '/v1/events/trigger', { ...o, body });
+  trigger(body: TriggerRequest, options?: CallOptions) {
+    return this.request<TriggerResponse>('POST', '/v1/events/trigger', { ...options, body });
   }
-  markAs(subscriberId: string, body: MarkAsRequest, o?: CallOptions) {
-    return markAs(this.options, subscriberId, body, o);
+  markAs(subscriberId: string, body: MarkAsRequest, options?: CallOptions) {
+    return markAs(this.options, subscriberId, body, options);
   }
 
-  createWorkflow(body: Workflow, o?: CallOptions) {
-    return this.request<Workflow>('POST', '/v2/workflows', { ...o, body });
+  createWorkflow(body: Workflow, options?: CallOptions) {
+    return this.request<Workflow>('POST', '/v2/workflows', { ...options, body });
   }
-  listWorkflows(o?: CallOptions) {
-    return this.request<Workflow[]>('GET', '/v2/workflows', o);
+  listWorkflows(options?: CallOptions) {
+    return this.request<Workflow[]>('GET', '/v2/workflows', options);
   }
 }

@@ -55,16 +55,34 @@ export const newIdempotencyKey = (): string => crypto.randomUUID?.() ?? crypto.g
 /** Base64 of the UTF-8 JSON of `value` (the feed's `payload` filter). */
 export const encodePayload = (value: unknown): string => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(value))));
 
-/** decisions.md: a body that is an object whose only key is `data` is a Novu envelope (arrays' and strings' keys are indexes). */
-export const unwrap = (body: unknown): unknown => (body && Object.keys(body) + '' == 'data' ? (body as { data: unknown }).data : body);
+/** decisions.md: a body that is an object whose only key is `data` is a Novu envelope. */
+function isEnvelope(body: unknown): body is { data: unknown } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const keys = Object.keys(body);
+  return keys.length === 1 && keys[0] === 'data';
+}
+
+/** The body inside a Novu envelope (`{data}` alone), or the body as it is. */
+export const unwrap = (body: unknown): unknown => (isEnvelope(body) ? body.data : body);
+
+/** Seconds to wait from a `Retry-After` header (seconds or an HTTP date; never negative), or undefined. */
+function retryAfterSeconds(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const asNumber = Number(header);
+  const seconds = Number.isNaN(asNumber) ? (Date.parse(header) - Date.now()) / 1000 : asNumber;
+  if (Number.isNaN(seconds)) return undefined;
+  return Math.max(0, Math.ceil(seconds));
+}
 
 /** One HTTP call: auth, idempotency key for mutations, query arrays as repeated params, envelope, errors. */
 export async function request<T>(options: NotifClientOptions, method: string, path: string, init: RequestInit2 = {}): Promise<T> {
   const { signal } = init;
   const params = new URLSearchParams();
-  // (null and undefined add nothing; append turns numbers and booleans into their strings)
-  for (const [name, value] of Object.entries(init.query ?? {})) for (const v of [value ?? []].flat()) params.append(name, v as string);
-  const qs = params + '';
+  // (null and undefined add nothing; an array is the parameter repeated)
+  for (const [name, value] of Object.entries(init.query ?? {})) {
+    for (const item of [value ?? []].flat()) params.append(name, String(item));
+  }
+  const queryString = params.toString();
   const body = JSON.stringify(init.body); // undefined without a body
   const headers: Record<string, string> = { ...options.headers, ...init.headers };
   if (options.apiKey) headers.authorization = 'ApiKey ' + options.apiKey;
@@ -72,7 +90,8 @@ export async function request<T>(options: NotifClientOptions, method: string, pa
   if (body) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await (options.fetch ?? fetch)(options.baseUrl.replace(/\/+$/, '') + path + (qs && '?' + qs), { method, headers, body, signal });
+    const url = options.baseUrl.replace(/\/+$/, '') + path + (queryString ? '?' + queryString : '');
+    response = await (options.fetch ?? fetch)(url, { method, headers, body, signal });
   } catch (err) {
     if (signal?.aborted || (err as Error)?.name === 'AbortError') throw err;
     throw new NotifApiError(0, (err as Error)?.message ?? err); // status 0: no answer (network, CORS)
@@ -86,45 +105,45 @@ export async function request<T>(options: NotifClientOptions, method: string, pa
     data = text || undefined; // no body (or not JSON)
   }
   if (!response.ok) {
-    const m = (data as { message?: unknown } | undefined)?.message;
-    const message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : `${response.status} ${response.statusText}`;
-    // Retry-After: seconds or an HTTP date.
-    const after = response.headers.get('retry-after');
-    const seconds = after ? (isNaN(+after) ? (Date.parse(after) - Date.now()) / 1000 : +after) : NaN;
-    throw new NotifApiError(response.status, message, data, seconds === seconds ? Math.max(0, Math.ceil(seconds)) : undefined);
+    const bodyMessage = (data as { message?: unknown } | undefined)?.message;
+    let message = `${response.status} ${response.statusText}`;
+    if (Array.isArray(bodyMessage)) message = bodyMessage.join('; ');
+    else if (typeof bodyMessage === 'string') message = bodyMessage;
+    throw new NotifApiError(response.status, message, data, retryAfterSeconds(response.headers.get('retry-after')));
   }
   return unwrap(data) as T;
 }
 
 const seg = encodeURIComponent;
-const inbox = (subscriberId: string, rest: string) => `/v1/subscribers/${seg(subscriberId)}/${rest}`;
+/** The path of one of a subscriber's inbox endpoints: `rest` below `/v1/subscribers/<subscriberId>/`. */
+export const inboxPath = (subscriberId: string, rest: string): string => `/v1/subscribers/${seg(subscriberId)}/${rest}`;
 
 // The endpoints the inbox uses, as functions so a bundle carries only these (the store imports them;
 // NotifClient's methods of the same names call them).
 
 /** Endpoint 1: act on a message's CTA button. */
-export const messageAction = (c: NotifClientOptions, subscriberId: string, messageId: string, type: string, body: MessageActionRequest, o?: CallOptions) =>
-  request<Message>(c, 'POST', inbox(subscriberId, `messages/${seg(messageId)}/actions/${seg(type)}`), { ...o, body });
+export const messageAction = (client: NotifClientOptions, subscriberId: string, messageId: string, type: string, body: MessageActionRequest, options?: CallOptions) =>
+  request<Message>(client, 'POST', inboxPath(subscriberId, `messages/${seg(messageId)}/actions/${seg(type)}`), { ...options, body });
 
 /** Endpoint 7: resolves to the number of messages changed. */
-export const markAll = (c: NotifClientOptions, subscriberId: string, body: MarkAllRequest, o?: CallOptions) =>
-  request<number>(c, 'POST', inbox(subscriberId, 'messages/mark-all'), { ...o, body });
+export const markAll = (client: NotifClientOptions, subscriberId: string, body: MarkAllRequest, options?: CallOptions) =>
+  request<number>(client, 'POST', inboxPath(subscriberId, 'messages/mark-all'), { ...options, body });
 
 /** Endpoint 9. */
-export const deleteMessage = (c: NotifClientOptions, messageId: string, o?: CallOptions) =>
-  request<DeleteMessageResponse>(c, 'DELETE', `/v1/messages/${seg(messageId)}`, o);
+export const deleteMessage = (client: NotifClientOptions, messageId: string, options?: CallOptions) =>
+  request<DeleteMessageResponse>(client, 'DELETE', `/v1/messages/${seg(messageId)}`, options);
 
 /** Endpoint 10: one page of the subscriber's in-app feed. */
-export const feed = (c: NotifClientOptions, subscriberId: string, query: FeedQuery, o?: CallOptions) =>
-  request<FeedResponse>(c, 'GET', inbox(subscriberId, 'notifications/feed'), {
-    ...o,
+export const feed = (client: NotifClientOptions, subscriberId: string, query: FeedQuery, options?: CallOptions) =>
+  request<FeedResponse>(client, 'GET', inboxPath(subscriberId, 'notifications/feed'), {
+    ...options,
     query: { ...query, payload: query.payload && encodePayload(query.payload) },
   });
 
 /** Endpoint 13. */
-export const unseenCount = (c: NotifClientOptions, subscriberId: string, query?: UnseenCountQuery, o?: CallOptions) =>
-  request<UnseenCountResponse>(c, 'GET', inbox(subscriberId, 'notifications/unseen'), { ...o, query: query as Query });
+export const unseenCount = (client: NotifClientOptions, subscriberId: string, query?: UnseenCountQuery, options?: CallOptions) =>
+  request<UnseenCountResponse>(client, 'GET', inboxPath(subscriberId, 'notifications/unseen'), { ...options, query: query as Query });
 
 /** Extension (decisions.md): mark one message read, unread, seen or unseen. */
-export const markAs = (c: NotifClientOptions, subscriberId: string, body: MarkAsRequest, o?: CallOptions) =>
-  request<Message[]>(c, 'POST', inbox(subscriberId, 'messages/mark-as'), { ...o, body });
+export const markAs = (client: NotifClientOptions, subscriberId: string, body: MarkAsRequest, options?: CallOptions) =>
+  request<Message[]>(client, 'POST', inboxPath(subscriberId, 'messages/mark-as'), { ...options, body });

@@ -30,7 +30,7 @@ const en: Translation = {
   delete: 'Delete',
   done: 'Done',
   openNotification: 'Open notification',
-  newNotifications: (count, formatted) => (count - 1 ? `${formatted} new notifications` : '1 new notification'),
+  newNotifications: (count, formatted) => (count === 1 ? '1 new notification' : `${formatted} new notifications`),
 };
 
 export default en;

@@ -7,7 +7,7 @@ export const localized = new Set<{ requestUpdate(): void }>();
 
 /** Adds or replaces translations (missing strings fall back to English); connected elements re-render. */
 export function registerTranslation(...list: Translation[]): void {
-  for (const t of list) translations.set(t.$code.toLowerCase(), { ...en, ...t });
+  for (const translation of list) translations.set(translation.$code.toLowerCase(), { ...en, ...translation });
   for (const el of localized) el.requestUpdate();
 }
 
@@ -17,9 +17,14 @@ export const translationFor = (locale: string): Translation => {
   return translations.get(code) ?? translations.get(code.split('-')[0]!) ?? en;
 };
 
+/** The HTTP statuses of a service that refuses this inbox (its key or subscriber hash). */
+const REFUSED_STATUSES = [401, 403];
+
 /** The hint under an error: the service refused this inbox (401, 403), or it could not be reached. */
-export const errorHint = (t: Translation, error?: Error | null): string =>
-  [401, 403].includes((error as { status?: number } | null | undefined)?.status!) ? t.notAllowed : t.errorHint;
+export const errorHint = (translation: Translation, error?: Error | null): string => {
+  const status = (error as { status?: number } | null | undefined)?.status;
+  return status !== undefined && REFUSED_STATUSES.includes(status) ? translation.notAllowed : translation.errorHint;
+};
 
 /** An element's locale: its `locale`, then the closest `lang` attribute, then `<html lang>`, then the browser's. */
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
@@ -37,15 +42,21 @@ const intl = (Format: new (locale: string, options?: object) => object, locale: 
   }
 };
 
-/** The largest unit reached: its name and size in milliseconds (45 s already make a minute). */
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ['year', 31_536e6],
-  ['month', 2_592e6],
-  ['week', 6048e5],
-  ['day', 864e5],
-  ['hour', 36e5],
-  ['minute', 6e4],
-  ['minute', 45e3],
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** The units of a relative time, largest first: each is shown from `from` ms on, as whole `size`s. */
+const UNITS: { unit: Intl.RelativeTimeFormatUnit; from: number; size: number }[] = [
+  { unit: 'year', from: 365 * DAY, size: 365 * DAY },
+  { unit: 'month', from: 30 * DAY, size: 30 * DAY },
+  { unit: 'week', from: 7 * DAY, size: 7 * DAY },
+  { unit: 'day', from: DAY, size: DAY },
+  { unit: 'hour', from: HOUR, size: HOUR },
+  { unit: 'minute', from: MINUTE, size: MINUTE },
+  // 45 s already make a minute.
+  { unit: 'minute', from: 45 * SECOND, size: 45 * SECOND },
 ];
 
 /**
@@ -53,12 +64,12 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
  * the largest whole unit through Intl.NumberFormat's narrow units (the time's title has the full date).
  */
 export function relativeTime(date: Date, now: number, locale: string): string {
-  const ms = Math.abs(now - +date);
+  const elapsed = Math.abs(now - date.getTime());
+  const reached = UNITS.find(({ from }) => elapsed >= from);
   // Under 45 s: "now".
-  const [unit, size] = UNITS.find(([, size]) => ms >= size) ?? [];
-  return unit
-    ? intl(Intl.NumberFormat, locale, { style: 'unit', unit, unitDisplay: 'narrow' }).format((ms / size!) | 0)
-    : intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto' }).format(0, 'second');
+  if (!reached) return intl(Intl.RelativeTimeFormat, locale, { numeric: 'auto' }).format(0, 'second');
+  const { unit, size } = reached;
+  return intl(Intl.NumberFormat, locale, { style: 'unit', unit, unitDisplay: 'narrow' }).format(Math.floor(elapsed / size));
 }
 
 /** The full date and time ("Mar 1, 2025, 12:00 PM"), for the time's title and screen readers. */
@@ -70,6 +81,9 @@ export const formatNumber = (n: number, locale: string): string => intl(Intl.Num
 /** "`n` new notifications" in `locale`'s language (the live region's announcement, the feed's "new" button). */
 export const newNotifications = (locale: string, n: number): string => translationFor(locale).newNotifications(n, formatNumber(n, locale));
 
+/** The largest count a badge shows as it is: past it, "99+". */
+export const BADGE_MAX = 99;
+
 /** A count as a badge shows it: the number, or "99+" past `max`. */
-export const formatCount = (n: number, locale: string, max = 99): string =>
-  n > max ? formatNumber(max, locale) + '+' : formatNumber(n, locale);
+export const formatCount = (count: number, locale: string, max = BADGE_MAX): string =>
+  count > max ? formatNumber(max, locale) + '+' : formatNumber(count, locale);

@@ -1,30 +1,41 @@
-import { html, nothing, type PropertyDeclarations } from 'lit';
+import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import { ContextConsumer, createContext } from '@lit/context';
 import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi } from '../store/types.ts';
 import { getInboxStore } from '../store/index.ts';
 import { localeOf, newNotifications } from '../i18n/localize.ts';
+import { AnnouncerController } from './announcer.ts';
 import { NotifElement, emit } from './base-element.ts';
+import { HOOKS, type MessageRenderer } from './render-hooks.ts';
+import { StoreController } from './store-controller.ts';
 import { warnApiKeyOnce } from './url.ts';
-import type { MessageRenderer } from '../components/notif-message/notif-message.component.ts';
+
+export { ANNOUNCE_INTERVAL } from './announcer.ts';
+export { HOOKS, type Hook } from './render-hooks.ts';
 
 export type Theme = 'light' | 'dark' | 'auto';
 
+/** What the outermost inbox element hands to the inbox elements inside it (`<notif-bell>` to its feed and preferences). */
+export interface InboxContext {
+  /** Its store, or null while it has none. */
+  store: InboxStoreApi | null;
+  /** The outermost element: it configures, announces, fires the store's events, and holds the render hooks. */
+  outer: InboxElement;
+}
+
 /**
- * The pieces of a message an app may render itself, each with its `render<Piece>` property and its
- * slot of the row (the name in lower case).
+ * The context an outer element provides (@lit/context). Its key is a string, not a symbol, so a
+ * bell and a feed from two copies of the package on one page still find each other.
  */
-export const HOOKS = ['Message', 'Avatar', 'Subject', 'Body', 'Actions'] as const;
-export type Hook = (typeof HOOKS)[number];
+export const inboxContext = createContext<InboxContext | undefined>('notif-inbox');
 
-/** Milliseconds between two announcements of new messages: more arriving meanwhile are summed. */
-export const ANNOUNCE_INTERVAL = 5000;
-/** The element that announces a store's new messages: one live region per store on the page. */
-const announcers = new WeakMap<InboxStoreApi, InboxElement>();
+/** The configuration attributes passed on as they are (NaN and 0 are dropped; the store keeps both numbers in range). */
+const PLAIN_OPTIONS = ['apiKey', 'subscriberHash', 'fetch', 'pollInterval', 'pageSize', 'live'] as const;
 
 /**
- * What `<notif-bell>` and `<notif-feed>` share: the configuration attributes (read by whichever of
- * them is outermost), the connection to the page's InboxStore (re-rendering on every change; the
- * outermost element turns the store's errors and unseen-count changes into `notif-*` events), and
- * the live region.
+ * What `<notif-bell>`, `<notif-feed>` and `<notif-preferences>` share: the configuration attributes
+ * (read by whichever of them is outermost), the connection to the page's InboxStore (a
+ * StoreController: the element re-renders on every change; the outermost element turns the store's
+ * errors and unseen-count changes into `notif-*` events), and the live region (an AnnouncerController).
  */
 export class InboxElement extends NotifElement {
   static override properties: PropertyDeclarations = {
@@ -41,7 +52,7 @@ export class InboxElement extends NotifElement {
     theme: { reflect: true },
     fetch: { attribute: false },
     store: { attribute: false },
-    ...Object.fromEntries(HOOKS.map((h) => [`render${h}`, { attribute: false }])),
+    ...Object.fromEntries(HOOKS.map((hook) => [`render${hook}`, { attribute: false }])),
   };
 
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
@@ -68,7 +79,7 @@ export class InboxElement extends NotifElement {
   declare theme: Theme | undefined;
   /** An authorised `fetch` supplied by the app (it adds its own credentials). */
   declare fetch: typeof globalThis.fetch | undefined;
-  /** The store, handed down by an outer element or set by the app; wins over the attributes. */
+  /** A store set by the app; wins over the attributes and over the store of an element around this one. */
   declare store: InboxStoreApi | null | undefined;
   /** Renders each message's row the app's own way (a light-DOM host per shown row); wins over the finer hooks. */
   declare renderMessage: MessageRenderer | undefined;
@@ -81,82 +92,88 @@ export class InboxElement extends NotifElement {
   /** Renders each message's actions (instead of the CTA buttons) the app's own way. */
   declare renderActions: MessageRenderer | undefined;
 
-  /** The store in use: `store`, or the page's store for the attributes. */
-  protected inbox?: InboxStoreApi | null;
-  /**
-   * The outermost inbox element (set on connection): this one, or the notif-* element whose shadow
-   * root holds it. Only the outermost configures, announces and fires store events.
-   */
-  protected outer?: InboxElement;
-  #unsubscribe?: () => void;
-  /** The unseen count last rendered; unset (NaN) until the server has answered it, and after a change of store. */
-  #heard?: number;
+  /** What the element around this one hands down (unset when this one is outermost). */
+  #context?: InboxContext;
+  /** The unseen count last told in `notif-unseen-count-change`. */
   #count?: number;
-  #pending = 0;
-  /** Set while keeping quiet (0 when not). */
-  #timer?: ReturnType<typeof setTimeout> | 0;
-  /** What the live region says. */
-  #said?: string;
+  #announcer = new AnnouncerController(this, {
+    store: () => (this.outer == this ? this.inbox : null),
+    phrase: (count) => newNotifications(localeOf(this), count),
+  });
+  #store = new StoreController(this, {
+    attached: (store, attached) => {
+      if (attached) {
+        this.#announcer.reset();
+        this.#count = store.state.unseenCount;
+      }
+      this.storeChanged?.(store, attached);
+    },
+    stateChanged: ({ unseenCount: count }) => {
+      if (count != this.#count && this.outer == this) emit(this, 'notif-unseen-count-change', { count });
+      this.#count = count;
+    },
+    // The store's `error` and `message-received`, as `notif-error` and `notif-message-received`.
+    // People see a translated error message; developers get the detail in the event (and the
+    // store's warning in the console).
+    storeEvent: (type, detail) => {
+      if (this.outer == this) emit(this, `notif-${type as 'error'}`, detail as InboxErrorDetail);
+    },
+  });
+
+  constructor() {
+    super();
+    // Answered at once (during connection) by an outer element's provider, and again when its store changes.
+    new ContextConsumer(this, {
+      context: inboxContext,
+      subscribe: true,
+      callback: (context) => {
+        this.#context = context;
+        if (this.isConnected) this.#sync();
+      },
+    });
+  }
+
+  /** The store in use: `store`, the outer element's, or the page's store for the attributes. */
+  protected get inbox(): InboxStoreApi | null {
+    return this.#store.store;
+  }
+
+  /** The outermost inbox element: this one, or the one that holds it. Only it configures, announces and fires store events. */
+  protected get outer(): InboxElement {
+    return this.#context?.outer ?? this;
+  }
 
   override connectedCallback() {
+    // (An outer element's provider answers inside super.connectedCallback(), as the context is requested.)
+    this.#context = undefined;
     super.connectedCallback();
-    // A document has no host.
-    const host = (this.getRootNode() as ShadowRoot).host as InboxElement | undefined;
-    this.outer = host?.localName.startsWith('notif-') ? host : this;
     this.#sync();
   }
 
-  override disconnectedCallback() {
-    super.disconnectedCallback();
-    this.#attach(null);
-  }
-
-  protected override willUpdate() {
+  protected override willUpdate(changed: PropertyValues<this>) {
+    super.willUpdate(changed);
     if (this.isConnected) this.#sync();
-    // Counts new messages (rises of the unseen count) for the live region.
-    const store = this.inbox;
-    if (!store?.counted || this.outer != this) return;
-    if (!announcers.get(store)?.isConnected) announcers.set(store, this);
-    if (announcers.get(store) != this) return;
-    const count = store.state.unseenCount;
-    if (count > this.#heard!) {
-      this.#pending += count - this.#heard!;
-      if (!this.#timer) this.#flush();
-    }
-    this.#heard = count;
   }
-
-  /** Announces what is pending, then keeps quiet for ANNOUNCE_INTERVAL (and clears the region after). */
-  #flush = () => {
-    const n = this.#pending;
-    this.#pending = 0;
-    this.#timer = n && setTimeout(this.#flush, ANNOUNCE_INTERVAL);
-    this.#said = n ? newNotifications(localeOf(this), n) : '';
-    this.requestUpdate();
-  };
 
   /** The polite live region, in the outermost element only. */
   protected liveRegion() {
-    return this.outer == this ? html`<div id="live" class="sr-only" role="status">${this.#said}</div>` : nothing;
+    return this.outer == this ? html`<div id="live" class="sr-only" role="status">${this.#announcer.text}</div>` : nothing;
   }
 
   /** The configuration from this element's attributes, or null when base-url or subscriber-id is missing. */
   inboxConfig(): InboxConfig | null {
     const { baseUrl, subscriberId, payload } = this;
-    const ids = this.feedIdentifier?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+    if (!baseUrl || !subscriberId) return null;
+    const feeds = this.feedIdentifier?.split(',').map((id) => id.trim()).filter(Boolean) ?? [];
+    const options: Record<string, unknown> = {
+      baseUrl,
+      subscriberId,
+      feedIdentifier: feeds.length > 1 ? feeds : feeds[0],
+      payload: typeof payload == 'object' ? payload : undefined,
+    };
+    for (const name of PLAIN_OPTIONS) options[name] = this[name];
     // Only the options that are set: a key absent, not undefined.
-    return baseUrl && subscriberId
-      ? (Object.fromEntries(
-          Object.entries({
-            baseUrl,
-            subscriberId,
-            feedIdentifier: ids[1] ? ids : ids[0],
-            payload: typeof payload == 'object' && payload,
-            // The others as they are (NaN and 0 are dropped too; the store keeps both numbers in range).
-            ...Object.fromEntries((['apiKey', 'subscriberHash', 'fetch', 'pollInterval', 'pageSize', 'live'] as const).map((k) => [k, this[k]])),
-          }).filter((e) => e[1]),
-        ) as unknown as InboxConfig)
-      : null;
+    return Object.fromEntries(Object.entries(options).filter(([, value]) => value)) as unknown as InboxConfig;
   }
 
   /** The state to render, or null while there is no store. */
@@ -164,7 +181,7 @@ export class InboxElement extends NotifElement {
     return this.inbox?.state ?? null;
   }
 
-  /** Truthy when this element has a store to show, or will get one. */
+  /** Truthy when this element has a store to show, or will get one (from the element around it). */
   protected get configured(): unknown {
     return this.inbox || this.outer != this;
   }
@@ -172,50 +189,17 @@ export class InboxElement extends NotifElement {
   /** Called with `true` as the element takes a store and with `false` as it lets it go. */
   protected storeChanged?(store: InboxStoreApi, attached: boolean): void;
 
+  /** Takes the store to use now: `store`, else the outer element's, else the page's store for the attributes. */
   #sync() {
+    const next = this.store || this.#context?.store || this.#storeOfAttributes();
+    this.#store.set(next || null);
+  }
+
+  #storeOfAttributes(): InboxStoreApi | null {
     const config = this.inboxConfig();
+    if (!config) return null;
     // Warned about only when the attributes make the store.
-    const next = this.store || (config && (warnApiKeyOnce(config.apiKey), getInboxStore(config)));
-    if (next != this.inbox) this.#attach(next);
+    warnApiKeyOnce(config.apiKey);
+    return getInboxStore(config);
   }
-
-  #attach(next: InboxStoreApi | null) {
-    const prev = this.inbox;
-    // The store's `error` and `message-received` are heard from the store the element is attached to.
-    for (const type of ['error', 'message-received']) {
-      prev?.removeEventListener(type, this.#onStoreEvent);
-      next?.addEventListener(type, this.#onStoreEvent);
-    }
-    if (prev) {
-      this.#unsubscribe!();
-      this.storeChanged?.(prev, false);
-      prev.disconnect();
-    }
-    this.inbox = next;
-    this.#heard = NaN;
-    if (next) {
-      this.#count = next.state.unseenCount;
-      next.connect();
-      this.#unsubscribe = next.subscribe(this.#onState);
-      this.storeChanged?.(next, true);
-      this.#onState(next.state);
-    }
-    this.requestUpdate();
-  }
-
-  #onState = ({ unseenCount: count }: InboxState) => {
-    if (count != this.#count && this.outer == this) emit(this, 'notif-unseen-count-change', { count });
-    this.#count = count;
-    // Never inside the element's own update: a store change there would be lost.
-    queueMicrotask(() => this.requestUpdate());
-  };
-
-  /**
-   * The store's `error` and `message-received`, as `notif-error` and `notif-message-received`.
-   * People see a translated error message; developers get the detail in the event (and the store's
-   * warning in the console).
-   */
-  #onStoreEvent = ({ type, detail }: Event & { detail?: InboxErrorDetail }) => {
-    if (this.outer == this) emit(this, `notif-${type as 'error'}`, detail!);
-  };
 }

@@ -37,13 +37,18 @@ export class ListWindow<T> {
   #next?: Promise<unknown>;
   #observer = new ResizeObserver((entries) => {
     let changed = false;
-    for (const e of entries) {
-      const key = (e.target as Row).key;
-      const h = e.borderBoxSize[0]!.blockSize;
-      // (The list, watched while it was not shown: shown now. Not watched beyond that: the padding
-      // written here resizes it, which would be a loop.)
-      if (!key) changed = !!(this.#observer.unobserve(e.target), 1);
-      else if (h && h != this.#heights.get(key)) changed = !!this.#heights.set(key, h);
+    for (const entry of entries) {
+      const key = (entry.target as Row).key;
+      const height = entry.borderBoxSize[0]!.blockSize;
+      if (!key) {
+        // The list, watched while it was not shown: shown now. Not watched beyond that: the padding
+        // written here resizes it, which would be a loop.
+        this.#observer.unobserve(entry.target);
+        changed = true;
+      } else if (height && height != this.#heights.get(key)) {
+        this.#heights.set(key, height);
+        changed = true;
+      }
     }
     // Heights and padding at once, before this frame is painted; other rows in the next frame.
     if (changed) this.#pass(true);
@@ -78,7 +83,15 @@ export class ListWindow<T> {
    * rows are rendered.
    */
   layout(list?: HTMLElement | null, items?: readonly T[], pinned?: string): Promise<unknown> {
-    if (!items || (list == this.#list && items == this.#items && pinned == this.#pinned)) return (this.#next ??= new Promise((r) => requestAnimationFrame(() => r(((this.#next = undefined), this.#pass())))));
+    if (!items || (list == this.#list && items == this.#items && pinned == this.#pinned)) {
+      this.#next ??= new Promise((resolve) =>
+        requestAnimationFrame(() => {
+          this.#next = undefined;
+          resolve(this.#pass());
+        }),
+      );
+      return this.#next;
+    }
     // (Another list: the rows of the one before move into it, or leave.)
     if (list && list != this.#list) {
       list.classList.add('window');
@@ -101,12 +114,13 @@ export class ListWindow<T> {
     // Not shown (a closed popover, or out of the document: no box, no rects): nothing to lay out; the
     // observer says when it is. No list: nothing shown, the end.
     if (!list?.getClientRects().length) {
-      if ((this.atEnd = !list)) this.#laid();
-      else this.#observer.observe(list);
+      this.atEnd = !list;
+      if (list) this.#observer.observe(list);
+      else this.#laid();
       return;
     }
     const items = this.#items;
-    const n = items.length;
+    const count = items.length;
     // The visible part of the scroller (or of the page's view), in client coordinates. A scroller out
     // of the page's view (a card below the fold) has its whole box: its rows are there before it
     // comes into view, which no scroll or resize of the page may ever announce.
@@ -114,30 +128,43 @@ export class ListWindow<T> {
     const view = scroller?.getBoundingClientRect();
     let top = Math.max(0, view?.top ?? 0);
     let bottom = Math.min(innerHeight, view?.bottom ?? innerHeight);
-    if (view && top >= bottom) (top = view.top), (bottom = view.bottom);
+    if (view && top >= bottom) {
+      top = view.top;
+      bottom = view.bottom;
+    }
     const listTop = list.getBoundingClientRect().top;
     // While the list is scrolled, the row at the view's top stays where it is: the first rendered row reaching into the view.
     let anchor: string | undefined;
-    let at = 0;
-    if ((this.scrolled = listTop < top))
+    let anchorTop = 0;
+    this.scrolled = listTop < top;
+    if (this.scrolled) {
       for (const [key, row] of this.rendered) {
-        const r = row.getBoundingClientRect();
-        if (r.bottom > top && (!anchor || r.top < at)) (anchor = key), (at = r.top);
+        const rect = row.getBoundingClientRect();
+        if (rect.bottom > top && (!anchor || rect.top < anchorTop)) {
+          anchor = key;
+          anchorTop = rect.top;
+        }
       }
-    let sum = 0;
-    for (const h of this.#heights.values()) sum += h;
-    const estimate = sum / this.#heights.size || ESTIMATE;
+    }
+    let measuredSum = 0;
+    for (const height of this.#heights.values()) measuredSum += height;
+    const estimate = measuredSum / this.#heights.size || ESTIMATE;
     const keys = items.map(this.#key);
+    // offsets[i]: the top of item i in the list (offsets[count]: the list's height).
     const offsets = [0];
-    keys.forEach((key, i) => offsets.push(offsets[i]! + (this.#heights.get(key) ?? estimate)));
-    const a = keys.indexOf(anchor!);
-    const dy = a < 0 ? 0 : listTop + offsets[a]! - at;
-    const y = top - listTop + dy;
+    keys.forEach((key, index) => offsets.push(offsets[index]! + (this.#heights.get(key) ?? estimate)));
+    const anchorIndex = keys.indexOf(anchor!);
+    // How far the anchor row would move: the scroll that keeps it in place.
+    const shift = anchorIndex < 0 ? 0 : listTop + offsets[anchorIndex]! - anchorTop;
+    const viewTop = top - listTop + shift;
     let start = 0;
     let end = 0;
-    const range = (over: number) => {
-      for (start = 0; start < n - 1 && offsets[start + 1]! < y - over; ) start++;
-      for (end = start; end < n && end - start < MAX_ROWS && offsets[end]! < y + bottom - top + over; ) end++;
+    /** The rows from `start` to `end` (excluded) cover the view and `overscan` px beyond each edge. */
+    const range = (overscan: number) => {
+      start = 0;
+      while (start < count - 1 && offsets[start + 1]! < viewTop - overscan) start++;
+      end = start;
+      while (end < count && end - start < MAX_ROWS && offsets[end]! < viewTop + bottom - top + overscan) end++;
     };
     range(0);
     // The first layout, or a jump (the row at the view's top is not rendered: a fast scroll, the scrollbar dragged):
@@ -152,16 +179,17 @@ export class ListWindow<T> {
     // From the observer: the rows stay (rows rendered now would be measured only in the next frame); the next frame brings the others.
     if (measured) {
       const now = [...this.rendered.keys()].map((key) => keys.indexOf(key));
-      if (`${now}` != `${indexes}` || end >= n) void this.layout();
+      if (now.join() != indexes.join() || end >= count) void this.layout();
       indexes = now;
     }
     const fresh = this.#reconcile(list, items, offsets, indexes, keys);
-    if (dy * dy > 0.25) {
-      if (scroller) scroller.scrollTop += dy;
-      else scrollBy(0, dy);
+    // (Less than half a pixel either way is rounding.)
+    if (Math.abs(shift) > 0.5) {
+      if (scroller) scroller.scrollTop += shift;
+      else scrollBy(0, shift);
     }
     // (Not from the observer, but in the next frame: what custom rendering and loading more change would resize rows before this frame is painted, a loop.)
-    this.atEnd = end >= n;
+    this.atEnd = end >= count;
     if (!measured) this.#laid();
     return Promise.all(fresh.map((row) => (row.firstChild as { updateComplete?: Promise<unknown> }).updateComplete));
   }
@@ -177,24 +205,30 @@ export class ListWindow<T> {
     const rendered = new Map<string, HTMLElement>();
     let next = list.firstElementChild;
     let gap = 0;
-    indexes.forEach((i, k) => {
-      const key = keys[i]!;
+    indexes.forEach((index, position) => {
+      const key = keys[index]!;
       let row = this.rendered.get(key);
-      if (row) this.row(items[i]!, i, items.length, row);
+      if (row) this.row(items[index]!, index, items.length, row);
       else {
-        fresh.push((row = this.row(items[i]!, i, items.length, free.shift() ?? this.#spare.pop())));
+        row = this.row(items[index]!, index, items.length, free.shift() ?? this.#spare.pop());
+        fresh.push(row);
         (row as Row).key = key;
         this.#observer.observe(row);
       }
-      const g = k ? offsets[i]! - offsets[indexes[k - 1]! + 1]! : 0;
-      row.classList.toggle('gap', !!g);
-      gap ||= g;
+      // The rows left out between this one and the one before (the pinned row's distance).
+      const rowGap = position ? offsets[index]! - offsets[indexes[position - 1]! + 1]! : 0;
+      row.classList.toggle('gap', rowGap > 0);
+      if (!gap) gap = rowGap;
       rendered.set(key, row);
       while (free.includes(next as HTMLElement)) next = next!.nextElementSibling;
       if (row == next) next = next.nextElementSibling;
       else list.insertBefore(row, next);
     });
-    for (const row of free) this.#observer.unobserve(row), row.remove(), this.#spare.push(row);
+    for (const row of free) {
+      this.#observer.unobserve(row);
+      row.remove();
+      this.#spare.push(row);
+    }
     this.rendered = rendered;
     // (The same text again is not written: a new sheet is style work for the whole list.)
     const css = `.window{overflow-anchor:none;padding-block:${offsets[indexes[0] ?? 0]}px ${offsets[items.length]! - offsets[(indexes.at(-1) ?? -1) + 1]!}px}.gap{margin-top:${gap}px}`;

@@ -6,36 +6,82 @@ import { css, unsafeCSS } from 'lit';
 // the surfaces it sits on, in both palettes (test/components/a11y.test.ts computes it).
 
 /** The palette's colours: each `--_name` defaults to `--notif-color-name`. */
-export const NAMES = 'surface surface-raised surface-hover surface-unread text muted border accent accent-hover on-accent unread focus-ring danger skeleton badge on-badge'.split(' ');
+export type ColourName =
+  | 'surface' | 'surface-raised' | 'surface-hover' | 'surface-unread' | 'text' | 'muted' | 'border'
+  | 'accent' | 'accent-hover' | 'on-accent' | 'unread' | 'focus-ring' | 'danger' | 'skeleton' | 'badge' | 'on-badge';
 
-/** A palette: its colours in the order of NAMES (hex digits; fewer leave the rest as they are), its shadow and colour scheme. */
-const palette = (colours: string, shadow: string, scheme?: string) =>
-  unsafeCSS(
-    colours.split(' ').map((c, i) => `--_${NAMES[i]}:var(--notif-color-${NAMES[i]},#${c});`).join('') +
-      `--_shadow:var(--notif-shadow,${shadow});color-scheme:${scheme}`,
-  );
-
-// The badge keeps its colours in the dark.
-const dark = palette(
-  '16181d 1c1f26 23272f 1b1e2e e8eaed a0a7b4 2c313a 8b8cf8 a5a6fa 0f1020 8b8cf8 a5a6fa ff8589 262a32',
-  '0 0 0 1px #464d5b,0 16px 40px -4px rgb(0 0 0/.7)',
-  'dark',
-);
+/** A palette: its colours by name, its shadow and its colour scheme. */
+export interface Palette {
+  colours: Partial<Record<ColourName, string>>;
+  shadow: string;
+  scheme: 'light' | 'dark';
+}
 
 /**
- * The light palette, the defaults: colours in the order of NAMES, then the shadow. Exported for the
- * playground's theme controls (demo/states.ts), which cannot read these defaults from the CSS text.
+ * The light palette, the defaults. Exported for the playground's theme controls (demo/states.ts),
+ * which cannot read these defaults from the CSS text.
  */
-export const LIGHT = [
-  'fff fff f4f5f7 f5f7ff 1b1f24 5d6470 e3e6eb 4f46e5 4338ca fff 4f46e5 4f46e5 c62a2f eceef2 dc2626 fff',
-  '0 1px 2px rgb(16 24 40/.06),0 12px 32px -4px rgb(16 24 40/.18)',
-] as const;
+export const LIGHT_PALETTE: Palette & { colours: Record<ColourName, string> } = {
+  colours: {
+    surface: '#fff',
+    'surface-raised': '#fff',
+    'surface-hover': '#f4f5f7',
+    'surface-unread': '#f5f7ff',
+    text: '#1b1f24',
+    muted: '#5d6470',
+    border: '#e3e6eb',
+    accent: '#4f46e5',
+    'accent-hover': '#4338ca',
+    'on-accent': '#fff',
+    unread: '#4f46e5',
+    'focus-ring': '#4f46e5',
+    danger: '#c62a2f',
+    skeleton: '#eceef2',
+    badge: '#dc2626',
+    'on-badge': '#fff',
+  },
+  shadow: '0 1px 2px rgb(16 24 40/.06),0 12px 32px -4px rgb(16 24 40/.18)',
+  scheme: 'light',
+};
+
+/** The dark palette: the colours it leaves out (the badge's) stay as the light palette has them. */
+const DARK_PALETTE: Palette = {
+  colours: {
+    surface: '#16181d',
+    'surface-raised': '#1c1f26',
+    'surface-hover': '#23272f',
+    'surface-unread': '#1b1e2e',
+    text: '#e8eaed',
+    muted: '#a0a7b4',
+    border: '#2c313a',
+    accent: '#8b8cf8',
+    'accent-hover': '#a5a6fa',
+    'on-accent': '#0f1020',
+    unread: '#8b8cf8',
+    'focus-ring': '#a5a6fa',
+    danger: '#ff8589',
+    skeleton: '#262a32',
+  },
+  shadow: '0 0 0 1px #464d5b,0 16px 40px -4px rgb(0 0 0/.7)',
+  scheme: 'dark',
+};
+
+/** A palette's declarations: each colour's private property, its shadow and colour scheme. */
+function paletteCss({ colours, shadow, scheme }: Palette) {
+  let declarations = '';
+  for (const [name, colour] of Object.entries(colours)) declarations += `--_${name}:var(--notif-color-${name},${colour});`;
+  declarations += `--_shadow:var(--notif-shadow,${shadow});color-scheme:${scheme}`;
+  return unsafeCSS(declarations);
+}
+
+const light = paletteCss(LIGHT_PALETTE);
+const dark = paletteCss(DARK_PALETTE);
 
 // The default face is the platform's own (system-ui: Segoe UI, San Francisco, Roboto, the desktop's
 // on Linux); the names that used to spell it out one by one changed nothing in a current browser.
 export const themeStyles = css`
   :host {
-    ${palette(...LIGHT, 'light')};
+    ${light};
     --_font-size-small: var(--notif-font-size-small, .75rem);
     --_radius: var(--notif-radius, .625rem);
     --_radius-small: var(--notif-radius-small, .375rem);

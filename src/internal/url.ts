@@ -3,6 +3,10 @@
 /** Raster image types only: an SVG opened on its own can run script. */
 const SAFE_DATA_IMAGE = /^data:image\/(png|jpe?g|gif|webp|avif);base64,[a-z0-9+/]+=*$/i;
 const HTTP = /^https?:?$/i;
+/** Longer URLs are refused (no real link is this long). */
+const MAX_URL_LENGTH = 4096;
+/** Longer `data:` images are refused (about 150 KB of image). */
+const MAX_DATA_IMAGE_LENGTH = 200_000;
 
 /**
  * The URL to put in an `href`, or null. Allowed: absolute `http:` and `https:` URLs and relative
@@ -10,14 +14,15 @@ const HTTP = /^https?:?$/i;
  * every other scheme are refused, including when disguised with case, whitespace or control characters.
  */
 export function safeHref(value: unknown): string | null {
+  if (typeof value != 'string') return null;
+  const text = value.trim();
+  if (!text || text.length > MAX_URL_LENGTH) return null;
   try {
-    if (typeof value == 'string' && (value = value.trim()) && (value as string).length <= 4096) {
-      // A scheme, once what browsers ignore in URLs (C0 controls, whitespace) is taken out.
-      // eslint-disable-next-line no-control-regex
-      const scheme = /^([a-z][a-z0-9+.-]*):/i.exec((value as string).replace(/[\0- \x7f-\x9f]/g, ''))?.[1];
-      const url = new URL(value as string, location.href);
-      if (HTTP.test(url.protocol) && HTTP.test(scheme ?? 'http')) return scheme ? url.href : (value as string);
-    }
+    // A scheme, once what browsers ignore in URLs (C0 controls, whitespace) is taken out.
+    // eslint-disable-next-line no-control-regex
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text.replace(/[\0- \x7f-\x9f]/g, ''))?.[1];
+    const url = new URL(text, location.href);
+    if (HTTP.test(url.protocol) && HTTP.test(scheme ?? 'http')) return scheme ? url.href : text;
   } catch {
     // not a URL
   }
@@ -26,10 +31,12 @@ export function safeHref(value: unknown): string | null {
 
 /** The URL to put in an avatar's `src`, or null: `http(s):` (absolute or relative) or a base64 raster `data:image/`. */
 export function safeImageSrc(value: unknown): string | null {
+  if (typeof value == 'string') {
+    const text = value.trim();
+    if (text.length <= MAX_DATA_IMAGE_LENGTH && SAFE_DATA_IMAGE.test(text)) return text;
+  }
   // Any other `data:` URL is refused by safeHref, which allows no scheme but http(s).
-  return typeof value == 'string' && (value = value.trim()).length <= 2e5 && SAFE_DATA_IMAGE.test(value as string)
-    ? (value as string)
-    : safeHref(value);
+  return safeHref(value);
 }
 
 /** Hosts where a development API key in the page is expected. */

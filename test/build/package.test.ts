@@ -80,7 +80,12 @@ test('the builds carry production Lit only (no "dev mode" warning) and the ES bu
   const min = readFileSync(join(installed, 'dist/notif-inbox.min.js'), 'utf8');
   assert.doesNotMatch(min, /Lit is in dev mode/);
   assert.doesNotMatch(min, /^import\s/m, 'the script-tag file imports nothing');
-  for (const tag of ['notif-bell', 'notif-feed', 'notif-message', 'notif-preferences']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(min), `the script-tag file defines <${tag}>`);
+  for (const tag of ['notif-bell', 'notif-feed', 'notif-message']) assert.ok(new RegExp(`define\\([\`"']${tag}[\`"']\\)`).test(min), `the script-tag file defines <${tag}>`);
+  // <notif-preferences> is a file of its own beside it, which it loads on demand.
+  const preferences = readFileSync(join(installed, 'dist/notif-preferences.min.js'), 'utf8');
+  assert.match(min, /import\(["']\.\/notif-preferences\.min\.js["']\)/, 'the script-tag file loads the preferences from beside it');
+  assert.ok(/define\([`"']notif-preferences[`"']\)/.test(preferences), 'the preferences file defines <notif-preferences>');
+  assert.doesNotMatch(preferences, /class \w+ extends HTMLElement|lit-html@|litHtmlVersions/, 'the preferences file uses the first file\'s Lit');
   const chunks = execFileSync('find', ['dist', '-name', '*.js'], { cwd: installed, encoding: 'utf8' }).trim().split('\n');
   for (const chunk of chunks.filter((c) => !c.endsWith('.min.js'))) {
     const code = readFileSync(join(installed, chunk), 'utf8');

@@ -522,10 +522,13 @@ describe('live: the stream', () => {
   }
 
   it('a page feed switched from Unread to All while scrolled down counts no read message as new', async () => {
-    const { sub, tabs, pill, frames } = await halfReadPageFeed();
+    const { sub, tabs, pill, frames, feed } = await halfReadPageFeed();
     try {
       tabs()[0]!.click();
       await waitFor(() => tabs()[0]!.getAttribute('aria-selected') === 'true', 'the All tab');
+      // The All tab's first page shown before anything arrives: loaded after the arrivals, it would
+      // hold them already, and nothing would be new.
+      await waitFor(() => feed.loadedIds.length === 30 && feed.messages.length > 0, "the All tab's 30 messages");
       await frames();
       // (Its text, not the element: chai's message for an element of a shadow tree took minutes.)
       expect(pill()?.textContent ?? null, 'no "new" button: nothing arrived').to.equal(null);
@@ -548,6 +551,10 @@ describe('live: the stream', () => {
       store.setTab('all');
       await waitFor(() => store.state.loaded && store.state.tab === 'all', "the All tab's first page");
       wrap.insertBefore(el, place);
+      // Scrolled once the feed has its list again: scrolled before, the page's view would be on the
+      // content below the short feed, and the browser's scroll anchoring keeps it there as the list
+      // grows back, past the list's end.
+      await waitFor(() => feed.messages.length > 0, 'rows shown again');
       window.scrollTo(0, 900);
       await waitFor(() => window.scrollY > 0 && feed.messages.length > 3, 'the page scrolled, rows shown');
       await frames();

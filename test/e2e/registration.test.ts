@@ -26,6 +26,8 @@ const IMPORT_MAP = JSON.stringify({
     'lit-element/': '/node_modules/lit-element/',
     '@lit/reactive-element': '/node_modules/@lit/reactive-element/reactive-element.js',
     '@lit/reactive-element/': '/node_modules/@lit/reactive-element/',
+    '@lit/context': '/node_modules/@lit/context/index.js',
+    '@lit/task': '/node_modules/@lit/task/index.js',
   },
 });
 

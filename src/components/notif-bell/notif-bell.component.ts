@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'lit';
+import { ContextProvider } from '@lit/context';
 import { emit } from '../../internal/base-element.ts';
-import { InboxElement } from '../../internal/inbox-element.ts';
+import { InboxElement, inboxContext, type InboxContext } from '../../internal/inbox-element.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
 import { backIcon, bellIcon, settingsIcon } from '../../internal/icons.ts';
 import { FEED_PARTS, NotifFeed, toList } from '../notif-feed/notif-feed.component.ts';
@@ -78,20 +79,34 @@ export class NotifBell extends InboxElement {
   declare keepOpen: boolean;
   /** The popover shows `<notif-preferences>` instead of the feed. */
   #prefs = false;
+  /** What the feed and the preferences in the popover get: this element's store, and this element as the outer one. */
+  #provided: InboxContext = { store: null, outer: this };
+  #provider = new ContextProvider(this, { context: inboxContext, initialValue: this.#provided });
 
   constructor() {
     super();
-    this.open = this.noAutoSeen = this.keepOpen = false;
-    // After the app's listeners have run (it may route and move focus): focus returns to the bell only if it is still inside.
+    this.open = false;
+    this.noAutoSeen = false;
+    this.keepOpen = false;
     // A message opened, or a CTA button that leads somewhere (followed, or routed by the app), closes it.
-    const close = () => this.keepOpen || queueMicrotask(() => void this.hide());
-    this.addEventListener('notif-message-click', close);
-    this.addEventListener('notif-action', (e) => e.detail.url && close());
+    this.addEventListener('notif-message-click', () => this.#closeAfterListeners());
+    this.addEventListener('notif-action', (event) => {
+      if (event.detail.url) this.#closeAfterListeners();
+    });
+  }
+
+  /**
+   * Closes the popover (unless `keep-open`) after the app's listeners have run (it may route and
+   * move focus): focus returns to the bell only if it is still inside.
+   */
+  #closeAfterListeners() {
+    if (!this.keepOpen) queueMicrotask(() => void this.hide());
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
-    this.#listen((this.open = false));
+    this.open = false;
+    this.#listen(false);
   }
 
   /** Opens the popover (marks everything seen unless `no-auto-seen`). */
@@ -109,13 +124,11 @@ export class NotifBell extends InboxElement {
   }
 
   /**
-   * Switches the popover between the feed and the preferences (loaded the first time: a chunk of
-   * their own in the ES build), and focuses the button that switches back.
+   * Switches the popover between the feed and the preferences (loaded the first time: a file of
+   * their own in both builds), and focuses the button that switches back.
    */
   async #view(prefs: boolean) {
-    // The script-tag file has them already (the flag is replaced by `true` there, at build time,
-    // so that file carries no lazy import: vite.config.ts).
-    if (prefs && !(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__) await import('../notif-preferences/notif-preferences.ts');
+    if (prefs) await import('../notif-preferences/notif-preferences.ts');
     this.#prefs = prefs;
     this.requestUpdate();
     await this.updateComplete;
@@ -127,7 +140,8 @@ export class NotifBell extends InboxElement {
     this.#prefs = false;
     // activeElement, not :focus-within: the latter fails while the window itself lacks focus.
     const focusInside = this.shadowRoot!.activeElement;
-    this.#listen((this.open = open));
+    this.open = open;
+    this.#listen(open);
     await this.updateComplete;
     const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
     // The state as it is now: a later call may have changed it meanwhile.
@@ -147,6 +161,16 @@ export class NotifBell extends InboxElement {
     }
   }
 
+  protected override willUpdate(changed: PropertyValues<this>) {
+    super.willUpdate(changed);
+    // The elements inside get the store this element took (a new value only when it changed).
+    const store = this.inbox;
+    if (store != this.#provided.store) {
+      this.#provided = { store, outer: this };
+      this.#provider.setValue(this.#provided);
+    }
+  }
+
   protected override updated(changed: PropertyValues<this>) {
     // Messages that arrive while the popover is open and shows them are seen: the badge does not
     // count them (it does count those its feed does not show: feed identifier, payload filter). An
@@ -154,7 +178,7 @@ export class NotifBell extends InboxElement {
     // once); a mark the server refused sets the error, which stops this until a page loads again.
     if (this.open && this.state?.messages[0]?.seen === false && !this.state.error) this.#seeAll();
     // The feed reads the render hooks from this element.
-    if ([...changed.keys()].some((k) => String(k).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
+    if ([...changed.keys()].some((key) => String(key).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
 
   #listen(on: boolean) {
@@ -163,24 +187,24 @@ export class NotifBell extends InboxElement {
     document[method]('keydown', this.#onKey as EventListener);
   }
 
-  #onOutside = (e: Event) => {
-    if (!e.composedPath().includes(this)) void this.hide(false);
+  #onOutside = (event: Event) => {
+    if (!event.composedPath().includes(this)) void this.hide(false);
   };
 
   /** Escape closes the popover; Tab stays inside it, from the last stop to the first and back. */
-  #onKey = (e: KeyboardEvent) => {
-    if (e.defaultPrevented) return;
-    if (e.key == 'Escape') {
-      e.preventDefault();
+  #onKey = (event: KeyboardEvent) => {
+    if (event.defaultPrevented) return;
+    if (event.key == 'Escape') {
+      event.preventDefault();
       void this.hide();
-    } else if (e.key == 'Tab') {
+    } else if (event.key == 'Tab') {
       const popover = this.renderRoot.querySelector<HTMLElement>('#popover')!;
       const stops = tabbables(popover);
       // In the order Tab walks them: from the last (or the popover, backwards) round to the first.
       // :focus matches the focused element in its own shadow root.
-      if (e.shiftKey) stops.reverse();
-      if (!stops[0] || stops.at(-1)!.matches(':focus') || (e.shiftKey && popover.matches(':focus'))) {
-        e.preventDefault();
+      if (event.shiftKey) stops.reverse();
+      if (!stops[0] || stops.at(-1)!.matches(':focus') || (event.shiftKey && popover.matches(':focus'))) {
+        event.preventDefault();
         stops[0]?.focus();
       }
     }
@@ -189,9 +213,9 @@ export class NotifBell extends InboxElement {
   override render() {
     const count = this.state?.unseenCount ?? 0;
     const locale = localeOf(this);
-    const t = translationFor(locale);
+    const strings = translationFor(locale);
     const formatted = formatCount(count, locale);
-    const label = t.bellLabel(count, formatted);
+    const label = strings.bellLabel(count, formatted);
     // No whitespace between the elements: none of it would render (grid, flex and block boxes).
     return html`<button
         part="button"
@@ -206,27 +230,26 @@ export class NotifBell extends InboxElement {
       ><slot name="icon">${bellIcon}</slot>${count
           ? html`<span part="badge" class="badge" aria-hidden="true">${formatted}</span>`
           : nothing}</button
-      ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${t.notifications} tabindex="-1"
-        @keydown=${(e: KeyboardEvent) => toList(e, this.renderRoot.querySelector('notif-feed'))}>${!this.open
+      ><div part="popover" id="popover" popover="manual" role="dialog" aria-modal="true" aria-label=${strings.notifications} tabindex="-1"
+        @keydown=${(event: KeyboardEvent) => toList(event, this.renderRoot.querySelector('notif-feed'))}>${!this.open
           ? nothing
           : this.#prefs
-            ? html`<notif-preferences part="preferences" embedded .store=${this.inbox} locale=${locale} theme=${this.theme ?? nothing}
-                ><button slot="back" part="back-button" class="ghost view" aria-label=${t.back} title=${t.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
+            ? html`<notif-preferences part="preferences" embedded locale=${locale} theme=${this.theme ?? nothing}
+                ><button slot="back" part="back-button" class="ghost view" aria-label=${strings.back} title=${strings.back} @click=${() => this.#view(false)}>${backIcon}</button></notif-preferences
               >`
             : html`<notif-feed
               part="feed"
               exportparts=${FEED_PARTS}
               embedded
-              .store=${this.inbox}
               locale=${locale}
               theme=${this.theme ?? nothing}
               >${
                 // This element's slots (and the hosts of custom rendering) forwarded to the feed's, only
                 // when used (else the feed keeps its own content).
-                [...new Set([...this.children].map((c) => c.slot))].map((name) =>
+                [...new Set([...this.children].map((child) => child.slot))].map((name) =>
                   name && name != 'icon' ? html`<slot name=${name} slot=${name}></slot>` : nothing,
                 )
-              }<button slot="header-actions" part="preferences-button" class="ghost view" aria-label=${t.preferences} title=${t.preferences} @click=${() => this.#view(true)}>${settingsIcon}</button></notif-feed
+              }<button slot="header-actions" part="preferences-button" class="ghost view" aria-label=${strings.preferences} title=${strings.preferences} @click=${() => this.#view(true)}>${settingsIcon}</button></notif-feed
             >`}</div
       >${this.liveRegion()}`;
   }

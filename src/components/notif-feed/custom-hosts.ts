@@ -1,67 +1,67 @@
 // Custom rendering's light-DOM hosts (renderMessage and the finer hooks): only pages that render
 // messages their own way need this, so the ES build loads it (a chunk of its own) once a hook is
 // set; the script-tag file has it at once (src/script-tag.ts).
-import type { Message } from '../../api/types.ts';
-import type { Hook, InboxElement } from '../../internal/inbox-element.ts';
 import type { NotifMessage } from '../notif-message/notif-message.component.ts';
-import { hook, setRenderHosts, type Host } from './notif-feed.component.ts';
+import { hook, setRenderHosts, type Host, type RenderHostsOptions } from './custom-rendering.ts';
+
+/** A row element of the feed, with its custom pieces' slots as last written (a property: no attribute written per row). */
+type Row = NotifMessage & { slots?: string };
 
 /**
- * Gives every shown row of `feed` its custom pieces' slots and hosts (children of `outer`, the feed or the
- * bell around it), rendered with the current message (cleaned up and rendered again, into a new host,
- * when the message or the renderer changed); cleans up and removes the hosts of rows that went
- * (`gone`: all of them). Returns the hosts by slot name.
+ * Gives every shown row of the feed its custom pieces' slots and hosts (children of `outer`),
+ * rendered with the current message (cleaned up and rendered again, into a new host, when the
+ * message or the renderer changed); cleans up and removes the hosts of rows that went (`gone`: all
+ * of them). Returns the hosts by slot name.
  */
-export function renderHosts(
-  feed: HTMLElement & { renderRoot: HTMLElement | DocumentFragment },
-  outer: InboxElement,
-  old: Map<string, Host>,
-  pieces: (custom: boolean) => Hook[],
-  declined: WeakSet<Message>,
-  gone?: boolean,
-): Map<string, Host> {
+export function renderHosts({ feed, outer, previous, pieces, declined, gone }: RenderHostsOptions): Map<string, Host> {
   const hosts = new Map<string, Host>();
   let moved = false;
   if (!gone) {
-    for (const row of feed.renderRoot.querySelectorAll<NotifMessage & { slots?: string }>('notif-message')) {
-      const m = row.message!;
+    for (const row of feed.renderRoot.querySelectorAll<Row>('notif-message')) {
+      const message = row.message!;
       // The row's slots for the custom pieces, each forwarding the host of that piece; a row element
       // shows another message as the list scrolls. (What they are for is kept on the element, not in
       // an attribute: no attribute to write for every row shown.)
-      const slots = pieces(row.custom).map((h) => h.toLowerCase());
-      if (row.slots != slots + m._id) {
-        row.slots = slots + m._id;
-        row.replaceChildren(...slots.map((h) => Object.assign(document.createElement('slot'), { name: `notif-${h}-${m._id}`, slot: h })));
+      const slotNames = pieces(row.custom).map((piece) => piece.toLowerCase());
+      const slotsKey = slotNames + message._id;
+      if (row.slots != slotsKey) {
+        row.slots = slotsKey;
+        row.replaceChildren(...slotNames.map((name) => Object.assign(document.createElement('slot'), { name: `notif-${name}-${message._id}`, slot: name })));
       }
-      for (const h of pieces(row.custom)) {
-        const name = `notif-${h.toLowerCase()}-${m._id}`;
-        const fn = hook(outer, h)!;
-        let host = old.get(name);
-        old.delete(name);
-        if (host?.[1] != m || host[2] != fn) {
+      for (const piece of pieces(row.custom)) {
+        const name = `notif-${piece.toLowerCase()}-${message._id}`;
+        const renderer = hook(outer, piece)!;
+        let host = previous.get(name);
+        previous.delete(name);
+        if (host?.message != message || host.renderer != renderer) {
           // A fresh host each time: what the app rendered into the old one stays the app's to tear
           // down (a React portal or a Vue teleport does so after the cleanup, asynchronously).
-          host?.[3]?.();
-          host?.[0].remove();
-          const el = outer.appendChild(document.createElement('div'));
-          el.slot = name;
-          const done = fn(el, m, row.actions);
+          host?.cleanup?.();
+          host?.element.remove();
+          const element = outer.appendChild(document.createElement('div'));
+          element.slot = name;
+          const result = renderer(element, message, row.actions);
           // Declined: the built-in piece shows (for the whole row: that row alone renders again,
           // built in and with no slot for it, and the feed renders it so from now on).
-          if (done === false) {
-            el.remove();
-            if (row.custom) declined.add(m), (row.custom = false), (row.slots = m._id), row.replaceChildren();
+          if (result === false) {
+            element.remove();
+            if (row.custom) {
+              declined.add(message);
+              row.custom = false;
+              row.slots = message._id;
+              row.replaceChildren();
+            }
           }
-          host = [el, m, fn, done || undefined];
+          host = { element, message, renderer, cleanup: result || undefined };
           moved = true;
         }
         hosts.set(name, host);
       }
     }
   }
-  for (const [el, , , done] of old.values()) {
-    done?.();
-    el.remove();
+  for (const { element, cleanup } of previous.values()) {
+    cleanup?.();
+    element.remove();
     moved = true;
   }
   // The bell forwards its hosts' slots to this feed (a feed that went needs them no more).

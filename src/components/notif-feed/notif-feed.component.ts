@@ -1,20 +1,28 @@
-import { html, nothing, render, type PropertyDeclarations } from 'lit';
+import { html, nothing, render, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { Message } from '../../api/types.ts';
-import type { InboxState, InboxStoreApi } from '../../store/types.ts';
-import { newestFirst } from '../../store/store.ts';
+import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
+import { newestFirst } from '../../store/feed-pages.ts';
 import type { Translation } from '../../i18n/translation.ts';
 import { errorHint, localeOf, newNotifications, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
 import { ListWindow } from '../../internal/list-window.ts';
-import { NotifMessage, type MessageRenderer } from '../notif-message/notif-message.component.ts';
+import { hook, loadedRenderHosts, type Host } from './custom-rendering.ts';
+import { navigationIndex } from '../../internal/list-navigation.ts';
+import { NotifMessage } from '../notif-message/notif-message.component.ts';
 import styles from './notif-feed.styles.ts';
 
 NotifMessage.define('notif-message');
 
 /** How long a message read in the Unread tab stays there (ms). */
 export const LINGER = 1500;
+/** A page that brought nothing is asked for again at most this many times while the view stays at the end. */
+const MAX_STALLS = 4;
+/** The first wait before a page that brought nothing is asked for again (ms); it doubles each time. */
+const STALL_BACKOFF = 250;
+/** Placeholder rows shown while the first page loads. */
+const SKELETON_ROWS = 5;
 
 /** The messages' parts, exported by the feed under the same names (none is also a feed part). */
 const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,actions,button,button-primary,button-secondary,action-result,read-button,delete-button';
@@ -22,28 +30,19 @@ const MESSAGE_PARTS = 'row,unread-dot,avatar,content,link,subject,body,time,acti
 export const FEED_PARTS = 'base,header,title,mark-all-button,close-button,tabs,tab,tab-selected,panel,new-button,list,item,message,skeleton,empty,error,retry-button,loading-more,' + MESSAGE_PARTS;
 
 /** The row an event came through: its target's, or that of content an app slotted into it. */
-const rowOf = (e: Event) => e.composedPath().find((n) => (n as Element).localName == 'notif-message') as NotifMessage | undefined;
+const rowOf = (event: Event) => event.composedPath().find((node) => (node as Element).localName == 'notif-message') as NotifMessage | undefined;
 
 /**
  * Up and down outside the list (the header, the tabs, the bell's popover as it opens) reach the
  * messages. A key from inside a row, from content an app slotted into it too (whose target is not
  * the row), is the list's own.
  */
-export const toList = (e: KeyboardEvent, feed: HTMLElement | null) => {
-  if (feed && !e.defaultPrevented && /^Arrow(Up|Down)$/.test(e.key) && !rowOf(e)) {
-    e.preventDefault();
+export const toList = (event: KeyboardEvent, feed: HTMLElement | null) => {
+  if (feed && !event.defaultPrevented && /^Arrow(Up|Down)$/.test(event.key) && !rowOf(event)) {
+    event.preventDefault();
     feed.focus();
   }
 };
-
-/** An element's renderer of a piece (`render<Hook>`). */
-export const hook = (el: InboxElement, h: Hook): MessageRenderer | undefined => el[`render${h}`];
-/** A shown light-DOM host: its element, the message and renderer it was rendered with, the cleanup. */
-export type Host = [HTMLElement, Message, MessageRenderer, (() => void) | undefined];
-
-/** custom-hosts.ts's renderer, once that module is loaded (it registers itself). */
-let renderHosts: typeof import('./custom-hosts.ts').renderHosts | undefined;
-export const setRenderHosts = (fn: NonNullable<typeof renderHosts>) => void (renderHosts = fn);
 
 /**
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
@@ -128,7 +127,7 @@ export class NotifFeed extends InboxElement {
   #lingering = new Set<string>();
   #window = new ListWindow<Message>(
     (m) => m._id,
-    (m, i, n, li) => {
+    (message, index, count, li) => {
       if (!li) {
         li = document.createElement('li');
         li.part = 'item';
@@ -137,10 +136,10 @@ export class NotifFeed extends InboxElement {
         row.setAttribute('exportparts', MESSAGE_PARTS);
       }
       const state = this.state!;
-      li.ariaPosInSet = `${i + 1}`;
-      li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, n) || -1 : n}`;
-      const custom = this.#hooks[0] == 'Message' && !this.#declined.has(m);
-      Object.assign(li.firstChild!, { message: m, active: m._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
+      li.ariaPosInSet = `${index + 1}`;
+      li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, count) || -1 : count}`;
+      const custom = this.#hooks[0] == 'Message' && !this.#declined.has(message);
+      Object.assign(li.firstChild!, { message, active: message._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       return li;
     },
     () => this.#panel,
@@ -176,7 +175,9 @@ export class NotifFeed extends InboxElement {
       if (read && messageIds != 'all')
         for (const id of messageIds) {
           this.#lingering.add(id);
-          setTimeout(() => this.#lingering.delete(id) && this.requestUpdate(), LINGER);
+          setTimeout(() => {
+            if (this.#lingering.delete(id)) this.requestUpdate();
+          }, LINGER);
         }
     });
   }
@@ -240,26 +241,34 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Gives every shown row's custom pieces their slot and host (custom-hosts.ts: in the ES build a
-   * chunk of its own, loaded once a hook is set, as only some pages render messages their own way);
+   * Gives every shown row's custom pieces their slot and host (custom-hosts.ts: a file of its own in
+   * both builds, loaded once a hook is set, as only some pages render messages their own way);
    * `gone`: the rows went, and their hosts with them.
    */
   #render(gone?: boolean) {
     this.#hooksRendered = `${this.#hooks}`;
-    if (renderHosts) this.#hosts = renderHosts(this, this.outer!, this.#hosts, (custom) => this.#pieces(custom), this.#declined, gone);
-    // (Never in the script-tag file, which has them already: vite.config.ts replaces the flag by `true`.)
-    else if (!(globalThis as { __NOTIF_SCRIPT_TAG__?: boolean }).__NOTIF_SCRIPT_TAG__ && !gone && this.#hooks.length)
-      void import('./custom-hosts.ts').then(() => this.#render());
+    const renderHosts = loadedRenderHosts();
+    if (renderHosts) {
+      this.#hosts = renderHosts({
+        feed: this,
+        outer: this.outer,
+        previous: this.#hosts,
+        pieces: (custom) => this.#pieces(custom),
+        declined: this.#declined,
+        gone,
+      });
+    }
+    else if (!gone && this.#hooks.length) void import('./custom-hosts.ts').then(() => this.#render());
   }
 
   /**
    * New messages above a list scrolled down stay out of view (the list window keeps the rows in view in place): counted for
    * the button, against the first message shown while the top was in view (or when the first ones came).
    */
-  protected override willUpdate() {
-    super.willUpdate();
-    const set = HOOKS.filter((h) => hook(this.outer!, h));
-    this.#hooks = set[0] == 'Message' ? ['Message'] : set;
+  protected override willUpdate(changed: PropertyValues<this>) {
+    super.willUpdate(changed);
+    const inUse = HOOKS.filter((piece) => hook(this.outer, piece));
+    this.#hooks = inUse[0] == 'Message' ? ['Message'] : inUse;
     const messages = this.#shown();
     // An empty list starts again from the first message that comes: another tab's being loaded
     // (switched here or by an element sharing the store, which empties the list first), or none while
@@ -290,17 +299,18 @@ export class NotifFeed extends InboxElement {
       // The list window says whether its rows reach the last message (it looks again at every layout,
       // a page rendered included).
       for (await null; this.#window.atEnd; ) {
-        const s = store.state;
+        const state = store.state;
         // (`loading` is the first page's status: never with `loaded`.)
-        if (!s.loaded || !s.hasMore || s.loadingMore || s.status === 'error') break;
-        const before = s.messages.length;
+        if (!state.loaded || !state.hasMore || state.loadingMore || state.status === 'error') break;
+        const before = state.messages.length;
         await store.loadMore();
         await this.updateComplete;
         if (store.state.messages.length <= before) {
           // Stalled: retried with backoff (a stalled run still holds the pump; the timer fires later).
-          if (store.state.hasMore && this.#stalls < 4) {
+          if (store.state.hasMore && this.#stalls < MAX_STALLS) {
             clearTimeout(this.#stallTimer);
-            this.#stallTimer = setTimeout(() => void this.#pump(), 250 * 2 ** this.#stalls++);
+            this.#stallTimer = setTimeout(() => void this.#pump(), STALL_BACKOFF * 2 ** this.#stalls);
+            this.#stalls++;
           }
           break;
         }
@@ -314,22 +324,22 @@ export class NotifFeed extends InboxElement {
   override render() {
     const state = this.state;
     const locale = localeOf(this);
-    const t = translationFor(locale);
+    const strings = translationFor(locale);
     const tab = state?.tab ?? 'all';
     // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
     const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
-    return html`<section part="base" aria-labelledby="title" @keydown=${(e: KeyboardEvent) => toList(e, this)}>
+    return html`<section part="base" aria-labelledby="title" @keydown=${(event: KeyboardEvent) => toList(event, this)}>
         <header part="header">
-          <slot name="header"><h2 part="title" id="title">${t.notifications}</h2></slot>
-          <button part="mark-all-button" class="ghost all" title=${t.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
+          <slot name="header"><h2 part="title" id="title">${strings.notifications}</h2></slot>
+          <button part="mark-all-button" class="ghost all" title=${strings.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
             void this.inbox?.markAllRead();
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
-          }}>${checkAllIcon}<span>${t.markAllRead}</span></button><slot name="header-actions"></slot>${popover?.hide
-            ? html`<button part="close-button" class="ghost close" aria-label=${t.close} title=${t.close} @click=${() => popover.hide!()}>${closeIcon}</button>`
+          }}>${checkAllIcon}<span>${strings.markAllRead}</span></button><slot name="header-actions"></slot>${popover?.hide
+            ? html`<button part="close-button" class="ghost close" aria-label=${strings.close} title=${strings.close} @click=${() => popover.hide!()}>${closeIcon}</button>`
             : nothing}
         </header>
-        <div part="tabs" class="tabs" role="tablist" aria-label=${t.feedTabs} @keydown=${(e: KeyboardEvent) => this.#onKey(e, true)}>${(['all', 'unread'] as const).map(
-            (id, i) => html`<button
+        <div part="tabs" class="tabs" role="tablist" aria-label=${strings.feedTabs} @keydown=${this.#onTabsKey}>${(['all', 'unread'] as const).map(
+            (id) => html`<button
               part="tab ${id === tab ? 'tab-selected' : ''}"
               class="tab"
               role="tab"
@@ -337,48 +347,54 @@ export class NotifFeed extends InboxElement {
               aria-selected=${id === tab}
               aria-controls="panel"
               tabindex=${id === tab ? 0 : -1}
-              @click=${() => (this.#panel?.scrollTo(0, 0), this.inbox?.setTab(id))}
-            >${i ? t.tabUnread : t.tabAll}</button>`,
+              @click=${() => this.#selectTab(id)}
+            >${id === 'unread' ? strings.tabUnread : strings.tabAll}</button>`,
           )}</div>
         <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
           this.#new
             ? html`<button part="new-button" class="new" @click=${() => this.#focus(0)}>${newNotifications(locale, this.#new)}</button>`
             : nothing
-        }${this.#renderBody(state, t)}${
-          state?.loadingMore ? html`<div part="loading-more" class="more">${t.loadingMore}</div>` : nothing
+        }${this.#renderBody(state, strings)}${
+          state?.loadingMore ? html`<div part="loading-more" class="more">${strings.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
 
-  #renderBody(state: InboxState | null, t: Translation) {
+  /** Shows a tab from its top. */
+  #selectTab(tab: InboxTab) {
+    this.#panel?.scrollTo(0, 0);
+    this.inbox?.setTab(tab);
+  }
+
+  #renderBody(state: InboxState | null, strings: Translation) {
     const status = state?.status;
     const error = status === 'error';
     const failed = error || status === 'offline';
-    const retry = html`<button part="retry-button" class="outline retry" @click=${() => this.inbox?.refresh()}>${t.retry}</button>`;
+    const retry = html`<button part="retry-button" class="outline retry" @click=${() => this.inbox?.refresh()}>${strings.retry}</button>`;
     // The error state: not configured (no state), the first page failed, or an error and nothing to show.
     if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
-      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${t.errorTitle}</p>
-        <p>${state ? errorHint(t, state.error) : t.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
+      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${strings.errorTitle}</p>
+        <p>${state ? errorHint(strings, state.error) : strings.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
     }
     if (!state?.loaded) {
       return html`<div part="skeleton"><slot name="loading">
-        <span class="sr-only">${t.loading}</span>${Array(5).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
+        <span class="sr-only">${strings.loading}</span>${Array(SKELETON_ROWS).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
     const messages = this.#shown();
     const banner = failed
-      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? t.errorTitle : t.offline}</span>${error ? retry : nothing}</div>`
+      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? strings.errorTitle : strings.offline}</span>${error ? retry : nothing}</div>`
       : nothing;
     if (!messages.length) {
       const unread = state.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
-          <slot name="empty">${inboxIcon}<p>${unread ? t.emptyUnread : t.emptyAll}</p>
-            <p>${unread ? t.emptyUnreadHint : t.emptyAllHint}</p>
+          <slot name="empty">${inboxIcon}<p>${unread ? strings.emptyUnread : strings.emptyAll}</p>
+            <p>${unread ? strings.emptyUnreadHint : strings.emptyAllHint}</p>
           </slot>
         </div>`;
     }
-    return html`${banner}<ul part="list" role="list" @keydown=${this.#onKey} @focusin=${(e: FocusEvent) => {
+    return html`${banner}<ul part="list" role="list" @keydown=${this.#onListKey} @focusin=${(event: FocusEvent) => {
         // The row focus is in (or in content an app slotted into it).
-        const id = rowOf(e)?.message?._id;
+        const id = rowOf(event)?.message?._id;
         if (id && id != this.#activeId) {
           this.#activeId = id;
           this.requestUpdate();
@@ -387,26 +403,32 @@ export class NotifFeed extends InboxElement {
   }
 
   /**
-   * Roving focus. In the list (unless a control used the key or a modifier is held) ArrowUp /
-   * ArrowDown, Home and End move between the loaded messages, rendered or not (one is scrolled in
-   * first). In the tabs either horizontal arrow moves to the other tab, in either direction (it
-   * wraps), Home and End to the first and last; the tab is selected.
+   * The tabs (the ARIA tabs pattern, selection following focus): ArrowLeft / ArrowRight move to the
+   * previous and next tab, wrapping around; Home and End to the first and last. The tab is selected.
    */
-  #onKey(e: KeyboardEvent, tabs?: boolean) {
+  #onTabsKey = (event: KeyboardEvent) => {
+    const tabs = [...this.renderRoot.querySelectorAll<HTMLElement>('.tab')];
+    const index = navigationIndex(event.key, tabs.indexOf(event.target as HTMLElement), tabs.length, { orientation: 'horizontal', wrap: true });
+    if (index === undefined) return;
+    event.preventDefault();
+    tabs[index]!.focus();
+    tabs[index]!.click();
+  };
+
+  /**
+   * The list (roving focus; unless a control used the key or a modifier is held): ArrowUp /
+   * ArrowDown, Home and End move between the loaded messages, rendered or not (one is scrolled in first).
+   */
+  #onListKey = (event: KeyboardEvent) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const messages = this.#shown();
-    const items: readonly unknown[] = tabs ? [...this.renderRoot.querySelectorAll('.tab')] : messages;
     // The message of the row the key was pressed in (or in content an app slotted into it).
-    const i = items.indexOf(tabs ? e.target : rowOf(e)?.message);
-    const j = ((tabs ? { ArrowLeft: 1 - i, ArrowRight: 1 - i, Home: 0, End: 1 } : { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }) as Record<string, number>)[e.key]!;
-    if (!items[j] || (!tabs && (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey))) return;
-    e.preventDefault();
-    if (tabs) {
-      const tab = items[j] as HTMLElement;
-      tab.focus();
-      return tab.click();
-    }
-    this.#focus(j);
-  }
+    const current = messages.indexOf(rowOf(event)?.message as Message);
+    const index = navigationIndex(event.key, current, messages.length, { orientation: 'vertical', wrap: false });
+    if (index === undefined) return;
+    event.preventDefault();
+    this.#focus(index);
+  };
 
   /**
    * Moves the tab stop to a message and focuses it: a key, or the "new" button (which goes once the

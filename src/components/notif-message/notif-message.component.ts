@@ -5,17 +5,20 @@ import { formatDate, localeOf, relativeTime, translationFor } from '../../i18n/l
 import { NotifElement, emit } from '../../internal/base-element.ts';
 import { checkIcon, closeIcon, mailIcon, userIcon } from '../../internal/icons.ts';
 import type { Theme } from '../../internal/inbox-element.ts';
+import type { MessageActions, MessageRenderer } from '../../internal/render-hooks.ts';
 import { safeHref, safeImageSrc } from '../../internal/url.ts';
 import styles from './notif-message.styles.ts';
 
+export type { MessageActions, MessageRenderer };
+
 /** The message's text: `content` as a string, or its text blocks joined. Never parsed as HTML. */
 export function messageBody(message: Message): string {
-  const c = message.content as unknown;
-  if (typeof c === 'string') return c;
-  return Array.isArray(c)
-    ? c
-        .filter((b) => typeof b?.content === 'string' && (b.type === undefined || b.type === 'text'))
-        .map((b) => b.content)
+  const content = message.content as unknown;
+  if (typeof content === 'string') return content;
+  return Array.isArray(content)
+    ? content
+        .filter((block) => typeof block?.content === 'string' && (block.type === undefined || block.type === 'text'))
+        .map((block) => block.content)
         .join('\n')
     : '';
 }
@@ -26,34 +29,26 @@ export function initials(text: string): string {
   return text.match(/(?<![\p{L}\p{N}])[\p{L}\p{N}]/gu)?.slice(0, 2).join('').toLocaleUpperCase() || '•';
 }
 
+/** Milliseconds between two renders of the connected messages' relative times. */
+const CLOCK_INTERVAL = 30_000;
 /** The connected messages, and the one clock that keeps their relative times current. */
 const ticking = new Set<NotifMessage>();
 let clock: ReturnType<typeof setInterval> | undefined;
 
-/**
- * What a custom renderer may do with its message, as the built-in controls do: optimistic, through
- * the store; each resolves once the server answered (a refusal rolls back and fires `notif-error`).
- */
-export interface MessageActions {
-  /** Opens the message as a click on it does: marks it read, fires `notif-message-click`, follows its URL unless prevented. */
-  open(): Promise<void>;
-  markRead(): Promise<void>;
-  markUnread(): Promise<void>;
-  /** Runs a CTA button's action (status `done`), firing `notif-action`; follows the button's URL unless prevented. */
-  action(button: MessageActionType): Promise<void>;
-  remove(): Promise<void>;
+/** The longest subject, body or label shown, in characters (longer ones are cut, with an ellipsis). */
+const MAX_TEXT_LENGTH = 20_000;
+/** The longest CTA button label or actor name shown, in characters. */
+const MAX_LABEL_LENGTH = 200;
+/** At most this many CTA buttons are shown. */
+const MAX_BUTTONS = 4;
+/** How long opening a message waits, at most, for its read mark to reach the server before the page leaves (ms). */
+const REDIRECT_WAIT = 800;
+
+/** A string as shown (at most MAX_TEXT_LENGTH characters); anything else is ''. */
+function clip(text: unknown): string {
+  if (typeof text != 'string') return '';
+  return text.length > MAX_TEXT_LENGTH ? text.slice(0, MAX_TEXT_LENGTH) + '…' : text;
 }
-
-/**
- * Renders a message, or a piece of it, the app's own way into `host`, a light-DOM element slotted
- * into the message's row (the page's CSS applies; React portals and Vue teleports can target it).
- * May return a cleanup, called when the row leaves or before the message is rendered again; or
- * `false` to leave this message (or this piece of it) to the built-in rendering.
- */
-export type MessageRenderer = (host: HTMLElement, message: Message, actions: MessageActions) => void | false | (() => void);
-
-/** A string as shown (at most 20,000 characters); anything else is ''. */
-const clip = (text: unknown): string => (typeof text != 'string' ? '' : text.length > 20_000 ? text.slice(0, 20_000) + '…' : text);
 
 /**
  * @summary One notification: avatar, subject, body, relative time, unread dot, CTA buttons, and
@@ -120,14 +115,14 @@ export class NotifMessage extends NotifElement {
 
   /** The actions on the message shown now, for a custom renderer. */
   get actions(): MessageActions {
-    const m = this.message!;
+    const message = this.message!;
     const store = this.store!;
     return {
-      open: () => this.#open(m),
-      markRead: () => this.#setRead(true, m),
-      markUnread: () => this.#setRead(false, m),
-      action: (button) => this.#act(m, button),
-      remove: () => store.remove(m._id),
+      open: () => this.#open(message),
+      markRead: () => this.#setRead(true, message),
+      markUnread: () => this.#setRead(false, message),
+      action: (button) => this.#act(message, button),
+      remove: () => store.remove(message._id),
     };
   }
 
@@ -146,13 +141,16 @@ export class NotifMessage extends NotifElement {
   override connectedCallback() {
     super.connectedCallback();
     ticking.add(this);
-    clock ||= setInterval(() => ticking.forEach((m) => m.requestUpdate()), 30_000);
+    if (!clock) clock = setInterval(() => ticking.forEach((message) => message.requestUpdate()), CLOCK_INTERVAL);
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
     ticking.delete(this);
-    if (!ticking.size) clock = clearInterval(clock) as undefined;
+    if (!ticking.size) {
+      clearInterval(clock);
+      clock = undefined;
+    }
   }
 
   /** Focuses the control that opens the message. */
@@ -161,43 +159,43 @@ export class NotifMessage extends NotifElement {
   }
 
   override render() {
-    const m = this.message;
-    if (!m) return nothing;
+    const message = this.message;
+    if (!message) return nothing;
     const locale = localeOf(this);
-    const t = translationFor(locale);
-    const subject = clip(m.subject);
-    const body = clip(messageBody(m));
+    const strings = translationFor(locale);
+    const subject = clip(message.subject);
+    const body = clip(messageBody(message));
     const title = subject || body;
-    const created = new Date(m.createdAt);
+    const created = new Date(message.createdAt);
     const url = this.url;
     const tab = this.active ? 0 : -1;
-    const src = safeImageSrc(m.avatar);
-    // The CTA buttons with a label (at most four shown); once the action is done, its result instead.
-    const action = m.cta?.action;
-    const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((b) => clip(b?.content).trim()) as CtaButton[];
-    const readLabel = m.read ? t.markUnread : t.markRead;
+    const src = safeImageSrc(message.avatar);
+    // The CTA buttons with a label (at most MAX_BUTTONS shown); once the action is done, its result instead.
+    const action = message.cta?.action;
+    const buttons = (Array.isArray(action?.buttons) ? action.buttons : []).filter((button) => clip(button?.content).trim()) as CtaButton[];
+    const readLabel = message.read ? strings.markUnread : strings.markRead;
     // Initials only of a person the payload names (`actor`: a name, or an object with one); else an icon.
-    const actor = (m.payload as { actor?: { name?: unknown } } | undefined)?.actor;
-    const who = clip(typeof actor == 'object' ? actor?.name : actor).slice(0, 200);
+    const actor = (message.payload as { actor?: { name?: unknown } } | undefined)?.actor;
+    const who = clip(typeof actor == 'object' ? actor?.name : actor).slice(0, MAX_LABEL_LENGTH);
     const date = isNaN(+created) ? '' : formatDate(created, locale);
     // The dot sits in the link but is placed on the row (the nearest positioned box).
-    const dot = m.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${t.unread}: </span>`;
+    const dot = message.read ? nothing : html`<span part="unread-dot" class="dot" aria-hidden="true"></span><span class="sr-only">${strings.unread}: </span>`;
     const link = html`${dot}<slot name="subject"><span
         part="subject"
         class="subject"
-        >${title || t.openNotification}</span
+        >${title || strings.openNotification}</span
       ></slot><span class="sr-only"> ${date}</span>`;
     if (this.custom) {
-      return html`<div part="row" class="base own ${m.read ? '' : 'unread'}"><div
+      return html`<div part="row" class="base own ${message.read ? '' : 'unread'}"><div
           part="link"
           class="link"
           tabindex=${tab}
-          @keydown=${(e: KeyboardEvent) => e.target == e.currentTarget && e.key == 'Enter' && this.#open(m)}
+          @keydown=${this.#onCustomRowKey}
           >${dot}<slot name="message"></slot></div
       ></div>`;
     }
     // Buttons need no type="button": there is no form in the shadow root for them to submit.
-    return html`<div part="row" class="base ${m.read ? '' : 'unread'}"><slot name="avatar">${src && this.#failed !== m.avatar
+    return html`<div part="row" class="base ${message.read ? '' : 'unread'}"><slot name="avatar">${src && this.#failed !== message.avatar
         ? html`<img
             part="avatar"
             class="avatar"
@@ -206,7 +204,7 @@ export class NotifMessage extends NotifElement {
             loading="lazy"
             referrerpolicy="no-referrer"
             @error=${() => {
-              this.#failed = m.avatar;
+              this.#failed = message.avatar;
               this.requestUpdate();
             }}
           />`
@@ -222,7 +220,7 @@ export class NotifMessage extends NotifElement {
               rel=${this.#blank ? 'noreferrer' : nothing}
               tabindex=${tab}
               @click=${this.#onActivate}
-              @keydown=${(e: KeyboardEvent) => e.key === ' ' && (e.preventDefault(), (e.target as HTMLElement).click())}
+              @keydown=${this.#onLinkKey}
               >${link}</a
             >`
           : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}<slot name="body">${subject && body
@@ -231,15 +229,15 @@ export class NotifMessage extends NotifElement {
           ? nothing
           : action!.status === 'done'
             ? html`<p part="action-result" class="result" role="status">${checkIcon}<span
-                  >${clip(buttons.find((b) => b.type === action!.result?.type)?.resultContent) || t.done}</span
+                  >${clip(buttons.find((button) => button.type === action!.result?.type)?.resultContent) || strings.done}</span
                 ></p>`
-            : html`<div part="actions" class="actions">${buttons.slice(0, 4).map((b) => {
-                const type: MessageActionType = b.type === 'primary' ? 'primary' : 'secondary';
+            : html`<div part="actions" class="actions">${buttons.slice(0, MAX_BUTTONS).map((button) => {
+                const type: MessageActionType = button.type === 'primary' ? 'primary' : 'secondary';
                 return html`<button part="button button-${type}" class="outline action ${type}" tabindex=${tab} @click=${() => {
                     this.focus(); // the buttons give way to the result
-                    void this.#act(m, type);
+                    void this.#act(message, type);
                   }}
-                  >${b.content.slice(0, 200)}</button
+                  >${button.content.slice(0, MAX_LABEL_LENGTH)}</button
                 >`;
               })}</div>`}</slot></div
       ><div class="aside">${date
@@ -247,31 +245,48 @@ export class NotifMessage extends NotifElement {
           : nothing}${this.store
           ? html`<span class="controls"
               >${this.markAsSupported
-                ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!m.read)}>${m.read ? mailIcon : checkIcon}</button>`
-                : nothing}<button part="delete-button" class="ghost control delete" aria-label=${t.delete} title=${t.delete} tabindex=${tab} @click=${() => this.store!.remove(m._id)}>${closeIcon}</button></span
+                ? html`<button part="read-button" class="ghost control" aria-label=${readLabel} title=${readLabel} tabindex=${tab} @click=${() => this.#setRead(!message.read)}>${message.read ? mailIcon : checkIcon}</button>`
+                : nothing}<button part="delete-button" class="ghost control delete" aria-label=${strings.delete} title=${strings.delete} tabindex=${tab} @click=${() => this.store!.remove(message._id)}>${closeIcon}</button></span
             >`
           : nothing}</div></div>`;
   }
 
-  #onActivate = (e: MouseEvent) => this.#open(this.message!, e);
+  #onActivate = (event: MouseEvent) => this.#open(this.message!, event);
+
+  /** Enter on a custom row's own focusable box (not on a control an app rendered in it) opens the message. */
+  #onCustomRowKey = (event: KeyboardEvent) => {
+    if (event.target == event.currentTarget && event.key == 'Enter') void this.#open(this.message!);
+  };
+
+  /** Space on the link opens it, as it does a button. */
+  #onLinkKey = (event: KeyboardEvent) => {
+    if (event.key !== ' ') return;
+    event.preventDefault();
+    (event.target as HTMLElement).click();
+  };
 
   /**
    * Opens `m`: marks it read, fires the cancelable click event, and follows a safe URL in this tab
    * (after the read mark reached the server, briefly). From a click (`e`), a new tab or window asked
    * for (modifier keys, target=_blank) is left to the browser.
    */
-  async #open(m: Message, e?: MouseEvent) {
-    const url = safeHref(m.cta?.data?.url);
-    const marked = !m.read && this.#setRead(true, m);
-    if (!emit(this, 'notif-message-click', { message: m, url }, true)) return e?.preventDefault();
-    if (!url || (e && (e.button || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || this.#blank))) return;
-    e?.preventDefault();
+  async #open(message: Message, event?: MouseEvent) {
+    const url = safeHref(message.cta?.data?.url);
+    const marked = message.read ? undefined : this.#setRead(true, message);
+    if (!emit(this, 'notif-message-click', { message, url }, true)) {
+      event?.preventDefault();
+      return;
+    }
+    if (!url) return;
+    const newTabAsked = event && (event.button || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || this.#blank);
+    if (newTabAsked) return;
+    event?.preventDefault();
     return this.#go(url, marked);
   }
 
   /** Follows a safe `url` in this tab once `recorded` (what the click changed) reached the server, or after a moment. */
   async #go(url: string, recorded: unknown) {
-    await Promise.race([recorded, new Promise((r) => setTimeout(r, 800))]);
+    await Promise.race([recorded, new Promise((resolve) => setTimeout(resolve, REDIRECT_WAIT))]);
     location.assign(url);
   }
 
@@ -280,21 +295,22 @@ export class NotifMessage extends NotifElement {
    * unless the cancelable `notif-action` was prevented, follows the button's safe URL, as opening a
    * message follows its own. Resolves when the server has answered.
    */
-  async #act(m: Message, button: MessageActionType) {
-    const url = safeHref(m.cta?.action?.buttons?.find((b) => b?.type == button)?.url);
+  async #act(message: Message, button: MessageActionType) {
+    const url = safeHref(message.cta?.action?.buttons?.find((candidate) => candidate?.type == button)?.url);
     const store = this.store;
-    if (!m.read && store) emit(this, 'notif-read-change', { messageIds: [m._id], read: true });
-    const done = store?.action(m._id, button);
-    if (emit(this, 'notif-action', { message: m, button, status: 'done', url }, true) && url) void this.#go(url, done);
+    if (!message.read && store) emit(this, 'notif-read-change', { messageIds: [message._id], read: true });
+    const done = store?.action(message._id, button);
+    const followed = emit(this, 'notif-action', { message, button, status: 'done', url }, true);
+    if (followed && url) void this.#go(url, done);
     await done;
   }
 
   /** Marks the message read or unread; resolves when the server has answered. */
-  async #setRead(read: boolean, m = this.message!) {
+  async #setRead(read: boolean, message = this.message!) {
     const store = this.store;
     if (store) {
-      emit(this, 'notif-read-change', { messageIds: [m._id], read });
-      await (read ? store.markRead(m._id) : store.markUnread(m._id));
+      emit(this, 'notif-read-change', { messageIds: [message._id], read });
+      await (read ? store.markRead(message._id) : store.markUnread(message._id));
     }
   }
 }

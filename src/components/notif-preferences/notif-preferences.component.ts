@@ -1,6 +1,7 @@
-import { html, nothing, type PropertyDeclarations } from 'lit';
-import type { InboxStoreApi } from '../../store/types.ts';
-import { PreferencesStore, type Channel, type PreferenceChange } from '../../store/preferences.ts';
+import { html, nothing, type PropertyDeclarations, type TemplateResult } from 'lit';
+import { Task, TaskStatus, initialState } from '@lit/task';
+import { PreferencesStore, type Channel, type PreferenceChange, type PreferencesState } from '../../store/preferences.ts';
+import type { PreferencesTranslation, Translation } from '../../i18n/translation.ts';
 import { errorHint, localeOf, translationFor } from '../../i18n/localize.ts';
 import enPreferences from '../../i18n/en-preferences.ts';
 import { emit } from '../../internal/base-element.ts';
@@ -47,26 +48,51 @@ export class NotifPreferences extends InboxElement {
 
   /** Set by `<notif-bell>`: fills the popover and scrolls inside it. */
   declare embedded: boolean;
-  #prefs?: PreferencesStore;
+
+  /**
+   * Loads the preferences of the store in use (again when it changes, or on retry); a store changed
+   * meanwhile aborts the requests of the one before.
+   */
+  #loading = new Task(this, {
+    args: () => [this.inbox] as const,
+    task: async ([store], { signal }) => {
+      if (!store) return initialState;
+      const preferences = new PreferencesStore(store.config, () => this.requestUpdate());
+      try {
+        await preferences.load(signal);
+      } catch (error) {
+        if (!signal.aborted) this.#fail(error as Error);
+        throw error;
+      }
+      return preferences;
+    },
+  });
+
+  /**
+   * Saves one change (applied at once, undone when the server refuses). Each change is sent whole:
+   * a later change does not abort the request of one before it (a switch turned on, then another,
+   * must both reach the service), so the task's signal is not passed to these requests.
+   */
+  #saving = new Task(this, {
+    autoRun: false,
+    task: async ([preferences, change]: readonly [PreferencesStore, PreferenceChange]) => {
+      try {
+        await preferences.set(change);
+      } catch (error) {
+        this.#fail(error as Error);
+        throw error;
+      }
+    },
+  });
 
   constructor() {
     super();
     this.embedded = false;
   }
 
-  protected override storeChanged(store: InboxStoreApi, attached: boolean) {
-    this.#prefs = undefined;
-    if (attached) this.#load((this.#prefs = new PreferencesStore(store.config, () => this.requestUpdate())));
-  }
-
-  async #load(prefs = this.#prefs!) {
-    await prefs.load();
-    const error = prefs.state.error;
-    if (error) this.#fail(error);
-  }
-
   #set(change: PreferenceChange) {
-    this.#prefs!.set(change).catch(this.#fail);
+    const preferences = this.#loading.value;
+    if (preferences) void this.#saving.run([preferences, change]);
   }
 
   /** What went wrong, for developers (the console and the event); people see a translated text. */
@@ -77,45 +103,68 @@ export class NotifPreferences extends InboxElement {
 
   override render() {
     // The shared translation, with this element's English strings where it has none of its own.
-    const t = { ...enPreferences, ...translationFor(localeOf(this)) };
-    const { global, workflows, error } = this.#prefs?.state ?? {};
-    const sw = (label: string, on: boolean | undefined, change: (on: boolean) => PreferenceChange, hint?: string | false, disabled?: boolean) =>
-      html`<label class="row"><span>${label}${hint ? html`<small>${hint}</small>` : nothing}</span><input
-          part="switch"
-          type="checkbox"
-          role="switch"
-          .checked=${!!on}
-          ?disabled=${disabled}
-          @change=${(e: Event) => this.#set(change((e.target as HTMLInputElement).checked))}
-      /></label>`;
+    const strings = { ...enPreferences, ...translationFor(localeOf(this)) };
+    const status = this.#loading.status;
+    const busy = status === TaskStatus.INITIAL || status === TaskStatus.PENDING;
+    const loading = html`<div class="state"><span class="sr-only">${strings.loading}</span><i class="bone"></i><i class="bone"></i></div>`;
+    const body = this.configured
+      ? this.#loading.render({
+          initial: () => loading,
+          pending: () => loading,
+          complete: (preferences) => this.#renderList(preferences.state, strings),
+          error: (error) => this.#renderError(strings, error as Error),
+        })
+      : this.#renderError(strings);
     return html`<section part="base" aria-labelledby="title">
-      <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${t.preferences}</h2></slot></header>
-      <div class="body" aria-busy=${!workflows && !error}>${
-        error || !this.configured
-          ? html`<div part="error" class="state" role="alert">${alertIcon}<p>${t.preferencesError}</p><p>${error ? errorHint(t, error) : t.notConfigured}</p>${
-              error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#load()}>${t.retry}</button>` : nothing
-            }</div>`
-          : !workflows
-            ? html`<div class="state"><span class="sr-only">${t.loading}</span><i class="bone"></i><i class="bone"></i></div>`
-            : html`<div part="global">${sw(t.allNotifications, global!.enabled, (enabled) => ({ enabled }), t.allNotificationsHint)}</div>
-                <ul part="list">${workflows.map((w) => {
-                  // What the engine does: a critical workflow always delivers; the others nothing while
-                  // everything or the workflow is off, and no channel turned off for every workflow.
-                  const { critical, enabled, channels, workflow } = w;
-                  const live = critical || (global!.enabled && enabled);
-                  const change = (c: PreferenceChange) => ({ workflow: workflow.identifier, ...c });
-                  // (The first legend's switch stays usable in a disabled fieldset: it turns the workflow back on.)
-                  return html`<li part="workflow"><fieldset ?disabled=${critical || !live}>
-                      <legend>${critical
-                        ? html`${workflow.name} <span part="locked" class="locked">${t.alwaysOn}</span>`
-                        : sw(workflow.name, live, (enabled) => change({ enabled }), !enabled && t.workflowOff, !global!.enabled)}</legend>
-                      ${CHANNELS.filter((c) => c in channels).map((c) => {
-                        const everywhere = !critical && global!.channels[c] === false;
-                        return sw(t.channels[c], live && !everywhere && channels[c], (on) => change({ channels: { [c]: on } }), everywhere && t.channelOff, everywhere);
-                      })}
-                    </fieldset></li>`;
-                })}</ul>`
-      }</div>${this.liveRegion()}
+      <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${strings.preferences}</h2></slot></header>
+      <div class="body" aria-busy=${busy}>${body}</div>${this.liveRegion()}
     </section>`;
+  }
+
+  /** The error state: loading failed (with a retry), or the element is not configured (`error` unset). */
+  #renderError(strings: Translation & PreferencesTranslation, error?: Error) {
+    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${strings.preferencesError}</p><p>${error ? errorHint(strings, error) : strings.notConfigured}</p>${
+      error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${strings.retry}</button>` : nothing
+    }</div>`;
+  }
+
+  /** A switch: its label (and hint), on or off, and the change it makes. */
+  #renderSwitch(label: string, on: boolean | undefined, change: (on: boolean) => PreferenceChange, hint?: string | false, disabled?: boolean): TemplateResult {
+    return html`<label class="row"><span>${label}${hint ? html`<small>${hint}</small>` : nothing}</span><input
+        part="switch"
+        type="checkbox"
+        role="switch"
+        .checked=${!!on}
+        ?disabled=${disabled}
+        @change=${(event: Event) => this.#set(change((event.target as HTMLInputElement).checked))}
+    /></label>`;
+  }
+
+  /** The global switch and each workflow's switches. */
+  #renderList({ global, workflows }: PreferencesState, strings: Translation & PreferencesTranslation) {
+    return html`<div part="global">${this.#renderSwitch(strings.allNotifications, global!.enabled, (enabled) => ({ enabled }), strings.allNotificationsHint)}</div>
+      <ul part="list">${workflows!.map(({ critical, enabled, channels, workflow }) => {
+        // What the engine does: a critical workflow always delivers; the others nothing while
+        // everything or the workflow is off, and no channel turned off for every workflow.
+        const live = critical || (global!.enabled && enabled);
+        const change = (partial: PreferenceChange) => ({ workflow: workflow.identifier, ...partial });
+        const name = critical
+          ? html`${workflow.name} <span part="locked" class="locked">${strings.alwaysOn}</span>`
+          : this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && strings.workflowOff, !global!.enabled);
+        // (The first legend's switch stays usable in a disabled fieldset: it turns the workflow back on.)
+        return html`<li part="workflow"><fieldset ?disabled=${critical || !live}>
+            <legend>${name}</legend>
+            ${CHANNELS.filter((channel) => channel in channels).map((channel) => {
+              const offEverywhere = !critical && global!.channels[channel] === false;
+              return this.#renderSwitch(
+                strings.channels[channel],
+                live && !offEverywhere && channels[channel],
+                (on) => change({ channels: { [channel]: on } }),
+                offEverywhere && strings.channelOff,
+                offEverywhere,
+              );
+            })}
+          </fieldset></li>`;
+      })}</ul>`;
   }
 }

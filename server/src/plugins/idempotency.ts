@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/index.ts';
+import { HttpError } from '../errors.ts';
+import { isSealed, secretsFor } from '../db/secrets.ts';
+
+/** How long a key is kept, and its answer replayed: 24 hours, as decisions.md fixes it. */
+const TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * A request that has held its key this long without answering is taken as abandoned (its process
+ * died before its writes committed: a trigger answers its key in the transaction of its writes).
+ * NOTIF_IDEMPOTENCY_IN_FLIGHT_MS shortens it (the crash tests).
+ */
+export const DEFAULT_IN_FLIGHT_MS = 60 * 1000;
+const MAX_KEY_LENGTH = 255;
+/**
+ * How often a process deletes the keys older than TTL_MS, which nothing replays any more: without
+ * it every key stays for good (the elements send a new one with each change), its answer with it.
+ */
+const SWEEP_MS = 60 * 1000;
+
+interface Held {
+  key: string;
+  organizationId: string;
+  /** The answer was stored with the request's own writes (answerRecorder): keep it whatever happens next. */
+  recorded?: boolean;
+}
+
+/** Stores a request's answer for its idempotency key inside the caller's transaction (see answerRecorder). */
+export type RecordAnswer = (trx: Pick<Db, 'kysely'>, answer: unknown) => Promise<void>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The idempotency key this request holds, while it runs. */
+    idempotency?: Held;
+    /**
+     * For a request whose writes must never run twice (a trigger): a function that stores `answer`
+     * for the request's idempotency key inside the caller's transaction, so the key is answered
+     * once the writes are durable, even if the process dies before it replies (a retry then replays
+     * the answer instead of running the request again). Undefined when the request holds no key.
+     */
+    answerRecorder(status: number): Promise<RecordAnswer | undefined>;
+  }
+}
+
+export interface IdempotencyOptions {
+  /** See DEFAULT_IN_FLIGHT_MS. */
+  inFlightMs?: number;
+}
+
+/**
+ * The `idempotency-key` header, as decisions.md fixes it: on every non-GET request, scoped to the
+ * organization, stored in the database for 24 hours (so it survives a restart). Same key and body:
+ * the stored answer is replayed with `Idempotency-Replay: true`; while the first is still running:
+ * 409 with `Retry-After: 1`; a different body: 422. Needs the db plugin, and the auth plugin before
+ * it (a key belongs to the request's organization).
+ */
+const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options) => {
+  const db = app.db;
+  const k = db.kysely;
+  const inFlightMs = options.inFlightMs ?? DEFAULT_IN_FLIGHT_MS;
+  let nextSweep = 0;
+  /** Deletes the expired keys, at most once per SWEEP_MS; run beside the request, not before it. */
+  const sweep = (now: number) => {
+    if (now < nextSweep) return;
+    nextSweep = now + SWEEP_MS;
+    k.deleteFrom('idempotency_keys')
+      .where('created_at', '<', now - TTL_MS)
+      .execute()
+      .catch((err: unknown) => app.log.warn({ err }, 'deleting expired idempotency keys failed'));
+  };
+
+  app.addHook('preValidation', async (request, reply) => {
+    const raw = request.headers['idempotency-key'];
+    if (raw === undefined || request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    if (!request.tenant) return;
+    const key = Array.isArray(raw) ? raw.join(',') : raw;
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      throw new HttpError(400, `idempotency-key must be 1 to ${MAX_KEY_LENGTH} characters long`);
+    }
+    reply.header('Idempotency-Key', key);
+    const organizationId = request.tenant.organizationId;
+    const hash = requestHash(request);
+    const now = Date.now();
+    sweep(now);
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const inserted = await k
+        .insertInto('idempotency_keys')
+        .values({ organization_id: organizationId, key, request_hash: hash, state: 'in_flight', status_code: null, body: null, created_at: now })
+        .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
+        request.idempotency = { key, organizationId };
+        return;
+      }
+      const row = await k
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!row) continue; // removed between the two statements: try again
+      const age = now - Number(row.created_at);
+      const abandoned = row.state === 'in_flight' && age > inFlightMs;
+      if (age > TTL_MS || abandoned) {
+        await k.deleteFrom('idempotency_keys').where('organization_id', '=', organizationId).where('key', '=', key).execute();
+        continue;
+      }
+      if (row.request_hash !== hash) {
+        throw new HttpError(422, 'idempotency-key was already used with a different request body');
+      }
+      if (row.state === 'in_flight') {
+        throw new HttpError(409, 'A request with this idempotency-key is still being processed', undefined, { 'Retry-After': '1' });
+      }
+      // Stored bodies are sealed: a response may carry secrets (an integration's credentials).
+      const body = isSealed(row.body) ? (await secretsFor(db)).open(row.body, storedBodyContext(organizationId, key)) : row.body;
+      return replay(reply, row.status_code ?? 200, body);
+    }
+    throw new HttpError(409, 'A request with this idempotency-key is still being processed', undefined, { 'Retry-After': '1' });
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const held = request.idempotency;
+    if (!held) return payload;
+    request.idempotency = undefined;
+    if (held.recorded) return payload;
+    const where = k
+      .updateTable('idempotency_keys')
+      .where('organization_id', '=', held.organizationId)
+      .where('key', '=', held.key);
+    if (reply.statusCode >= 500) {
+      // Not the caller's fault: let a retry with the same key run again.
+      await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
+    } else {
+      const text = typeof payload === 'string' ? payload : payload == null ? null : String(payload);
+      const body = text === null ? null : (await secretsFor(db)).seal(text, storedBodyContext(held.organizationId, held.key));
+      await where.set({ state: 'done', status_code: reply.statusCode, body }).execute();
+    }
+    return payload;
+  });
+
+  // A request that ends without onSend (the client went away) frees its key.
+  app.addHook('onResponse', async (request) => {
+    const held = request.idempotency;
+    if (!held || held.recorded) return;
+    await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
+  });
+
+  app.decorateRequest('answerRecorder', async function (this: FastifyRequest, status: number): Promise<RecordAnswer | undefined> {
+    const held = this.idempotency;
+    if (!held) return undefined;
+    // Read the sealing key now: inside the caller's transaction the database may be busy with it.
+    const secrets = await secretsFor(db);
+    return async (trx, answer) => {
+      const body = secrets.seal(JSON.stringify(answer), storedBodyContext(held.organizationId, held.key));
+      await trx.kysely
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', status_code: status, body })
+        .where('organization_id', '=', held.organizationId)
+        .where('key', '=', held.key)
+        .execute();
+      held.recorded = true;
+    };
+  });
+};
+
+export default fp(idempotency, { name: 'idempotency', dependencies: ['db', 'auth'] });
+
+const storedBodyContext = (organizationId: string, key: string) => `idempotency:${organizationId}:${key}`;
+
+/**
+ * What makes two requests "the same": method, URL, body, and the key's environment. The key is
+ * scoped to the organization, but a stored answer holds one environment's data: another
+ * environment reusing the key is a different request (422), never a replay of that data.
+ */
+function requestHash(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.tenant.environmentId} ${request.method} ${request.url}\n`)
+    .update(JSON.stringify(request.body ?? null))
+    .digest('hex');
+}
+
+function replay(reply: FastifyReply, status: number, body: string | null) {
+  reply.code(status).header('Idempotency-Replay', 'true');
+  if (body === null || status === 204) return reply.send();
+  return reply.type('application/json; charset=utf-8').send(body);
+}

@@ -1,0 +1,238 @@
+// The feed's pages: the first page (refetched when stale, merged over what is loaded), the next
+// pages (load more), the tabs' filters, and the feed's order.
+import type { NotifApiError } from '../api/request.ts';
+import { encodePayload } from '../api/request.ts';
+import type { FeedResponse, Message } from '../api/types.ts';
+import { isAbort, type StoreContext } from './context.ts';
+import type { InboxTab } from './types.ts';
+
+/**
+ * The Message fields the feed asks for (the projection; a page of 20 without the embedded subscriber
+ * and template is a tenth of the bytes). `payload` and `transactionId` are kept for apps' own rendering.
+ */
+export const FEED_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
+
+/** 1 when `x` sorts after `y` in descending order, -1 when before, 0 when equal. */
+function descending(x: string, y: string): number {
+  if (x > y) return -1;
+  if (x < y) return 1;
+  return 0;
+}
+
+/** The feed's order: newest first (createdAt, then _id, descending). */
+export const newestFirst = (a: Message, b: Message): number => descending(a.createdAt, b.createdAt) || descending(a._id, b._id);
+
+/**
+ * `base` with `incoming` merged in by `_id` (incoming wins), newest first. A message that did not
+ * change keeps the object it had in `known` (what is loaded), so the elements and an app's
+ * renderMessage see it unchanged: its JSON, small (the projection), is compared only for ids in both.
+ * Linear in what is loaded: no map of it is built, and `base` (sorted) followed by the page is two
+ * runs the sort merges (a page older than what is loaded: one run).
+ */
+export function merge(base: readonly Message[], incoming: readonly Message[], known: readonly Message[] = base): Message[] {
+  const added = new Map(incoming.map((message) => [message._id, message]));
+  for (const message of known) {
+    const newer = added.get(message._id);
+    if (newer && JSON.stringify(newer) == JSON.stringify(message)) added.set(message._id, message);
+  }
+  return [...base.filter((message) => !added.has(message._id)), ...added.values()].sort(newestFirst);
+}
+
+export interface FeedPagesOptions {
+  context: StoreContext;
+  /** Messages per page. */
+  pageSize: number;
+  /** A first page older than this (ms) is refetched when a feed opens. */
+  maxAge: number;
+  /** Whether mutations are in flight: a page answered meanwhile may predate them. */
+  mutating(): boolean;
+}
+
+export class FeedPages {
+  #options: FeedPagesOptions;
+  /** Feeds shown now (elements that said feedOpened). */
+  #openFeeds = 0;
+  /** The first page is known to be out of date (unset until a first page is loaded, which `loaded: false` already says). */
+  #stale?: boolean;
+  #fetchedAt?: number;
+  /** The latest first-page request: the answer to any other is superseded and ignored. */
+  #firstController?: AbortController;
+  /** Later pages' request: independent of first-page refreshes. */
+  #moreController?: AbortController;
+  /** The latest first-page request, until it is answered. */
+  #first?: Promise<void>;
+  /** A first page was answered (or asked for) while mutations were in flight: asked again once they end. */
+  #askAgain = false;
+
+  constructor(options: FeedPagesOptions) {
+    this.#options = options;
+  }
+
+  /** At least one feed is shown. */
+  get open(): boolean {
+    return this.#openFeeds > 0;
+  }
+
+  opened(): void {
+    this.#openFeeds++;
+    const old = Date.now() - this.#fetchedAt! > this.#options.maxAge;
+    if (this.#stale || !this.#options.context.state().loaded || old) void this.fetchFirst();
+  }
+
+  closed(): void {
+    if (this.#openFeeds) this.#openFeeds--;
+  }
+
+  /** The first page is stale: refetched now when a feed is open, else when one opens. */
+  refetch(): void {
+    this.#stale = true;
+    if (this.open) void this.fetchFirst();
+  }
+
+  /**
+   * The unseen count changed: the first page is stale, unless this is the first count (it only
+   * fills the badge: a page loaded meanwhile is as fresh as it). A stale page is refetched when a
+   * feed shows it, unless `quiet` (the caller fetches it itself).
+   */
+  countChanged(firstCount: boolean, quiet: boolean): void {
+    if (!firstCount) this.#stale = true;
+    if (!quiet && this.#stale && this.open && this.#options.context.state().loaded) void this.fetchFirst();
+  }
+
+  /** Refetches the first page; resolves when the latest such request is answered. */
+  fetchFirst(): Promise<void> {
+    this.#first = this.#loadFirst();
+    return this.#first;
+  }
+
+  /** Another tab's list: emptied, and its first page asked for. */
+  setTab(tab: InboxTab): void {
+    if (tab === this.#options.context.state().tab) return;
+    this.#abortMore();
+    this.#options.context.set({ tab, messages: [], hasMore: false, loaded: false });
+    void this.fetchFirst();
+  }
+
+  /** The next page of the current tab (or the first, when none is loaded yet). */
+  async loadMore(): Promise<void> {
+    const { context, pageSize } = this.#options;
+    const state = context.state();
+    if (!state.loaded) return this.#first ?? this.fetchFirst();
+    if (!state.hasMore || state.loadingMore) return;
+    const controller = new AbortController();
+    this.#moreController = controller;
+    // Page by what is loaded of this tab's list; overlap from new messages is deduplicated.
+    const loaded = state.messages.filter((message) => state.tab !== 'unread' || !message.read).length;
+    context.set({ loadingMore: true });
+    try {
+      const response = await this.#page(Math.floor(loaded / pageSize), controller.signal);
+      if (controller !== this.#moreController) return;
+      context.set({
+        messages: merge(context.state().messages, response.data ?? []),
+        hasMore: !!response.hasMore,
+        totalCount: response.totalCount,
+        loadingMore: false,
+      });
+    } catch (error) {
+      if (controller === this.#moreController && !isAbort(error)) context.fail(error as Error, 'loadMore', { loadingMore: false });
+    }
+  }
+
+  /** A mutation starts: a first page in flight may be read on the server before it, and is asked for again after. */
+  mutationStarted(): void {
+    if (this.#first) this.#askAgain = true;
+  }
+
+  /** The mutations in flight ended: a first page answered meanwhile is asked for again. */
+  mutationsSettled(): void {
+    if (this.#askAgain) void this.fetchFirst();
+    this.#askAgain = false;
+  }
+
+  /** Every element let the store go: requests aborted, no feed open. */
+  stop(): void {
+    this.#firstController?.abort();
+    this.#firstController = undefined;
+    this.#first = undefined;
+    this.#abortMore();
+    this.#openFeeds = 0;
+  }
+
+  /** One page of the current tab. */
+  #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
+    const { context, pageSize } = this.#options;
+    const { feedIdentifier, payload } = context.config;
+    return context.call('notifications/feed', {
+      signal,
+      query: {
+        page,
+        limit: pageSize,
+        // The Unread tab's filter; none on All.
+        read: context.state().tab === 'unread' ? false : undefined,
+        feedIdentifier,
+        payload: payload && encodePayload(payload),
+        // The projection (README, "Extensions"): our service sends only these, a spec server ignores it.
+        fields: FEED_FIELDS,
+      },
+    });
+  }
+
+  #abortMore() {
+    this.#moreController?.abort();
+    this.#moreController = undefined;
+    const { context } = this.#options;
+    if (context.state().loadingMore) context.set({ loadingMore: false });
+  }
+
+  /** Loads the first page and merges it over what is loaded (older pages are kept). */
+  async #loadFirst(): Promise<void> {
+    const { context } = this.#options;
+    this.#firstController?.abort();
+    const controller = new AbortController();
+    this.#firstController = controller;
+    if (!context.state().loaded) context.set({ status: 'loading' });
+    // Asked again in this turn (a new message and the count it raised come in one read of the
+    // stream): only the last asks the server.
+    await Promise.resolve();
+    if (controller !== this.#firstController) return this.#first;
+    // Asked while a mutation is in flight, the page may predate it: it is asked again once they end
+    // (that later request supersedes this one, whenever this one is answered).
+    if (this.#options.mutating()) this.#askAgain = true;
+    let response: FeedResponse;
+    try {
+      response = await this.#page(0, controller.signal);
+    } catch (error) {
+      if (controller !== this.#firstController) return this.#first;
+      this.#first = undefined; // the latest request is answered
+      if (isAbort(error)) return;
+      const { status, loaded } = context.state();
+      let next = status;
+      if (!(error as NotifApiError).status) next = 'offline';
+      else if (!loaded) next = 'error';
+      context.fail(error as Error, 'fetch', { status: next });
+      return;
+    }
+    if (controller !== this.#firstController) return this.#first;
+    this.#first = undefined;
+    if (this.#options.mutating()) {
+      this.#askAgain = true;
+      return;
+    }
+    const page = response.data ?? [];
+    const loaded = context.state().messages;
+    // Older loaded pages are kept only when the new page joins them (no gap in between; an empty page joins nothing).
+    const joins = response.hasMore && loaded.some((message) => page.some((fresh) => fresh._id === message._id));
+    if (!joins) this.#abortMore();
+    this.#stale = false;
+    this.#fetchedAt = Date.now();
+    const kept = joins ? loaded.filter((message) => newestFirst(message, page.at(-1)!) > 0) : [];
+    context.set({
+      messages: merge(kept, page, loaded),
+      hasMore: joins ? context.state().hasMore : !!response.hasMore,
+      totalCount: response.totalCount,
+      loaded: true,
+      status: 'idle',
+      error: null,
+    });
+  }
+}

@@ -1,0 +1,303 @@
+// InboxStore: the state the elements render and the actions they call (the contract is types.ts).
+// A facade over its parts: the feed's pages (feed-pages.ts), optimistic mutations (mutations.ts),
+// freshness (freshness/: the poller of the unseen count, the service's stream), and the tabs'
+// leadership and relay (tabs/leadership.ts): one stream or poller for every tab of a browser.
+// It never touches elements: only document.visibilityState and window events.
+import { channelName, pageSizeOf, pollIntervalOf, serviceCaller } from './config.ts';
+import { INITIAL_STATE, isAbort, type MessageChange, type StoreContext } from './context.ts';
+import { FeedPages } from './feed-pages.ts';
+import { LiveStream, type LiveEvent } from './freshness/live-stream.ts';
+import { Poller } from './freshness/poller.ts';
+import { Mutations, actionMutation, applyChange, markAllMutation, markOneMutation, removeMutation } from './mutations.ts';
+import { TabLeadership } from './tabs/leadership.ts';
+import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
+
+/** Heard on the window: visibilitychange bubbles to it from the document. */
+const WINDOW_EVENTS = ['visibilitychange', 'focus', 'online', 'offline'];
+/** A tab wakes (polls, refetches an open feed) at most once in this many ms, but at once when back online. */
+const WAKE_INTERVAL = 1000;
+
+/** How the page's registry (registry.ts) follows a store of getInboxStore. */
+export interface StoreRegistration {
+  /** The store is connected again: the page's store for its key. */
+  connected(): void;
+  /** The last element let it go. */
+  released(): void;
+}
+
+export class InboxStore extends EventTarget implements InboxStoreApi {
+  readonly config: Readonly<InboxConfig>;
+  state: InboxState = INITIAL_STATE;
+
+  /** True once the server has answered the unseen count (until then the count is a placeholder 0). */
+  counted?: boolean;
+
+  #registration?: StoreRegistration;
+  /** Elements connected. */
+  #connections = 0;
+  #lastWake?: number;
+  #tabs: TabLeadership;
+  #feed: FeedPages;
+  #mutations: Mutations;
+  #poller: Poller;
+  #stream: LiveStream;
+
+  constructor(config: InboxConfig, registration?: StoreRegistration) {
+    super();
+    this.config = Object.freeze({ ...config });
+    this.#registration = registration;
+    const context: StoreContext = {
+      config: this.config,
+      state: () => this.state,
+      set: (patch) => this.#set(patch),
+      fail: (error, action, patch, messageId) => this.#fail(error, action, patch, messageId),
+      call: serviceCaller(config),
+    };
+    const interval = pollIntervalOf(config);
+    const mutating = () => this.#mutations.busy;
+    this.#tabs = new TabLeadership(channelName(config));
+    this.#feed = new FeedPages({ context, pageSize: pageSizeOf(config), maxAge: interval, mutating });
+    this.#mutations = new Mutations({
+      context,
+      share: (change) => this.#share(change),
+      rolledBack: () => this.#tabs.post({ type: 'stale' }),
+      started: () => this.#feed.mutationStarted(),
+      settled: () => {
+        this.#poller.mutationsSettled();
+        this.#feed.mutationsSettled();
+      },
+    });
+    this.#poller = new Poller({
+      context,
+      interval,
+      shouldPoll: () => this.#polls,
+      mutating,
+      counted: (count, quiet) => {
+        this.#countChanged(count, quiet);
+        this.#tabs.post({ type: 'count', count });
+        void this.#stream.connect();
+      },
+    });
+    this.#stream = new LiveStream({
+      context,
+      mayConnect: () => this.#polls,
+      opened: () => this.#poller.schedule(), // none: polling rests while the stream is open
+      read: (items) => {
+        this.#stream.hear(items);
+        this.#tabs.post({ type: 'stream', items });
+      },
+      dropped: () => {
+        if (this.#hidden) {
+          this.#resign();
+          return false;
+        }
+        void this.#poller.poll();
+        return true;
+      },
+      event: (event) => this.#onLive(event),
+      unreadable: () => this.#feed.refetch(),
+    });
+  }
+
+  subscribe(listener: (state: InboxState) => void): () => void {
+    const handler = () => listener(this.state);
+    this.addEventListener('change', handler);
+    return () => this.removeEventListener('change', handler);
+  }
+
+  #set(patch: Partial<InboxState>) {
+    this.state = { ...this.state, ...patch };
+    this.dispatchEvent(new Event('change'));
+  }
+
+  /** Back to idle from `status`. */
+  #idle(status: InboxState['status']) {
+    if (this.state.status === status) this.#set({ status: 'idle' });
+  }
+
+  /** A failure: in the state, in the console once (whatever elements show it) and as the `error` event. */
+  #fail(error: Error, action: string, patch?: Partial<InboxState>, messageId?: string) {
+    this.#set({ ...patch, error });
+    console.warn('notif-inbox:', action, error);
+    this.dispatchEvent(new CustomEvent<InboxErrorDetail>('error', { detail: { error, action, messageId } }));
+  }
+
+  // ---- lifecycle ----
+
+  connect(): void {
+    this.#connections++;
+    if (this.#connections > 1) return;
+    this.#registration?.connected();
+    for (const type of WINDOW_EVENTS) addEventListener(type, this.#onWindowEvent);
+    this.#tabs.join({
+      countToShare: () => (this.counted ? this.state.unseenCount : undefined),
+      count: (count) => this.#countChanged(count),
+      stream: (items) => this.#stream.hear(items),
+      change: (change) => this.#applyChange(change),
+      stale: () => this.#feed.refetch(),
+    });
+    this.#onWindowEvent();
+  }
+
+  disconnect(): void {
+    if (!this.#connections) return;
+    this.#connections--;
+    if (this.#connections) return;
+    for (const type of WINDOW_EVENTS) removeEventListener(type, this.#onWindowEvent);
+    this.#resign();
+    this.#tabs.leave();
+    this.#poller.stop();
+    this.#feed.stop();
+    this.#idle('loading');
+    this.#registration?.released();
+  }
+
+  /** At least one element is connected. */
+  get connected(): boolean {
+    return this.#connections > 0;
+  }
+
+  get #hidden() {
+    return document.visibilityState === 'hidden';
+  }
+
+  /**
+   * Polls while this tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a
+   * 401/403, and the stream is not open.
+   */
+  get #polls() {
+    const leads = this.#tabs.leader || !this.#tabs.shared;
+    return this.#connections > 0 && !this.#hidden && !this.#poller.halted && leads && !this.#stream.open;
+  }
+
+  /**
+   * Page visibility and the window's focus, online and offline events (and a check at connect):
+   * offline or hidden stops polling (a hidden tab also leaves leadership); visible, the tab campaigns
+   * for leadership and wakes up (at once when back online).
+   */
+  #onWindowEvent = (event?: Event) => {
+    const type = event?.type;
+    if (type === 'offline' || this.#hidden) {
+      this.#poller.pause();
+      if (type === 'offline') this.#set({ status: 'offline' });
+      // Hidden, a tab keeps its open stream for a minute; else it leaves leadership at once.
+      else if (!this.#stream.closeLater(() => this.#resign())) this.#resign();
+      return;
+    }
+    this.#stream.wake();
+    // Visible tabs queue for the lock; the holder polls.
+    this.#tabs.campaign(
+      () => this.#connections > 0 && !this.#hidden,
+      () => void this.#poller.poll(),
+    );
+    // Wake up: the count (when this tab polls) and the first page (when a feed is open), at most
+    // once a WAKE_INTERVAL but at once when back online.
+    const now = Date.now();
+    if (type !== 'online' && now - this.#lastWake! < WAKE_INTERVAL) return;
+    this.#lastWake = now;
+    this.#idle('offline');
+    if (this.#polls) void this.#poller.poll();
+    if (this.#feed.open) void this.#feed.fetchFirst();
+  };
+
+  /** Leaves leadership, and closes the stream (on purpose: no reconnect). */
+  #resign() {
+    this.#tabs.resign();
+    this.#stream.close();
+  }
+
+  /** Applies a change of messages and count. */
+  #applyChange(change: MessageChange) {
+    this.#set({ messages: applyChange(this.state.messages, change), unseenCount: change.count });
+  }
+
+  /** Applies a change here and tells the other tabs. */
+  #share(change: MessageChange) {
+    this.#applyChange(change);
+    this.#tabs.post({ type: 'change', change });
+  }
+
+  // ---- freshness ----
+
+  /** A new unseen count; `quiet` when the caller fetches the first page itself (refresh). */
+  #countChanged(count: number, quiet = false) {
+    this.#idle('offline');
+    if (count === this.state.unseenCount && this.counted) return;
+    const firstCount = !this.counted;
+    this.counted = true;
+    this.#set({ unseenCount: count });
+    this.#feed.countChanged(firstCount, quiet);
+  }
+
+  /** An event of the stream (its data, parsed), in every tab. */
+  #onLive({ count, message }: LiveEvent) {
+    // A count; else a new message or a refetch: the first page is stale even when the count says
+    // nothing (a mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
+    if (count != null) this.#countChanged(count);
+    else this.#feed.refetch();
+    // Every new message of the subscriber, once per browser (whatever feeds show it).
+    if (message) {
+      this.#tabs.tellOnce(message._id, this.#hidden, () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
+    }
+  }
+
+  // ---- the feed ----
+
+  feedOpened(): void {
+    this.#feed.opened();
+  }
+
+  feedClosed(): void {
+    this.#feed.closed();
+  }
+
+  setTab(tab: InboxTab): void {
+    this.#feed.setTab(tab);
+  }
+
+  async refresh(): Promise<void> {
+    this.#poller.restart();
+    const count = this.#poller.fetchCount(true).catch((error: Error) => {
+      if (!isAbort(error)) this.#fail(error, 'fetch');
+    });
+    await Promise.all([count, this.#feed.fetchFirst()]);
+  }
+
+  loadMore(): Promise<void> {
+    return this.#feed.loadMore();
+  }
+
+  // ---- mutations ----
+
+  markAllRead(): Promise<void> {
+    return this.#mutations.run(markAllMutation('read', this.config.feedIdentifier));
+  }
+
+  markAllSeen(): Promise<void> {
+    return this.#mutations.run(markAllMutation('seen', this.config.feedIdentifier));
+  }
+
+  /** Marks one message read or unread, where the server can (else the elements hide the toggle). */
+  async #markOne(messageId: string, read: boolean) {
+    if (this.state.markAsSupported) await this.#mutations.run(markOneMutation(messageId, read));
+  }
+
+  markRead(messageId: string): Promise<void> {
+    return this.#markOne(messageId, true);
+  }
+
+  markUnread(messageId: string): Promise<void> {
+    return this.#markOne(messageId, false);
+  }
+
+  remove(messageId: string): Promise<void> {
+    return this.#mutations.run(removeMutation(messageId));
+  }
+
+  /** The action, then (an unread message) mark-as read: shown read at once, and read on the server after the action's answer. */
+  async action(messageId: string, type: MessageActionType): Promise<void> {
+    const unread = this.state.messages.some((message) => message._id === messageId && !message.read);
+    await this.#mutations.run(actionMutation(messageId, type));
+    if (unread) await this.#markOne(messageId, true);
+  }
+}

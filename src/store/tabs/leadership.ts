@@ -1,0 +1,150 @@
+// One tab per browser leads for each (service, subscriber): it holds a Web Lock of the store's
+// name, polls or holds the stream, and shares what it hears over a BroadcastChannel of that name;
+// every tab shares its mutations there too. Hidden tabs leave leadership; visible ones queue for it.
+import type { MessageChange } from '../context.ts';
+import type { SseItem } from '../freshness/sse-lines.ts';
+
+/** What tabs tell each other. */
+export type RelayNote =
+  /** A tab arrived: the leader answers with the count. */
+  | { type: 'hello' }
+  /** The leader's poll: the unseen count. */
+  | { type: 'count'; count: number }
+  /** A mutation, or the server's answer to one. */
+  | { type: 'change'; change: MessageChange }
+  /** What one read of the leader's stream completed. */
+  | { type: 'stream'; items: SseItem[] }
+  /** A mutation was rolled back: the first page is stale. */
+  | { type: 'stale' };
+
+/** What a tab does with what the others tell it. */
+export interface RelayListener {
+  /** The unseen count to tell a tab that arrives, when this tab leads (undefined: none known yet). */
+  countToShare(): number | undefined;
+  count(count: number): void;
+  stream(items: SseItem[]): void;
+  change(change: MessageChange): void;
+  stale(): void;
+}
+
+/** How long the first tab to tell of a new message holds its lock, so later tabs find it taken. */
+const ARRIVAL_LOCK_TIME = 10_000;
+/** How long a hidden tab waits before trying to tell of a new message (a visible tab goes first). */
+const HIDDEN_TAB_DELAY = 100;
+
+export class TabLeadership {
+  readonly #name: string;
+  #channel?: BroadcastChannel;
+  #leader = false;
+  /** A pending lock request, or the held lock (aborting it releases). */
+  #lock?: AbortController;
+
+  /** `name`: the lock's and the channel's (it carries no secret). */
+  constructor(name: string) {
+    this.#name = name;
+  }
+
+  /** Other tabs may share this store (locks and BroadcastChannel exist): then only the leader polls. */
+  get shared(): boolean {
+    return !!this.#channel;
+  }
+
+  get leader(): boolean {
+    return this.#leader;
+  }
+
+  /** Opens the channel (where the browser has locks and BroadcastChannel) and says hello. */
+  join(listener: RelayListener): void {
+    if (!self.BroadcastChannel || !navigator.locks) return;
+    this.#channel = new BroadcastChannel(this.#name);
+    this.#channel.onmessage = ({ data }: MessageEvent<RelayNote>) => this.#hear(data, listener);
+    this.post({ type: 'hello' });
+  }
+
+  #hear(note: RelayNote, listener: RelayListener) {
+    switch (note.type) {
+      case 'hello': {
+        const count = listener.countToShare();
+        if (this.#leader && count !== undefined) this.post({ type: 'count', count });
+        break;
+      }
+      case 'count':
+        listener.count(note.count);
+        break;
+      case 'stream':
+        listener.stream(note.items);
+        break;
+      case 'change':
+        listener.change(note.change);
+        break;
+      case 'stale':
+        listener.stale();
+        break;
+    }
+  }
+
+  /** Resigns and closes the channel. */
+  leave(): void {
+    this.resign();
+    this.#channel?.close();
+    this.#channel = undefined;
+  }
+
+  /**
+   * Queues for leadership (once: a tab queued or leading does nothing). When the lock is granted
+   * and `mayLead()` still holds, the tab leads (`elected`) until resign(); else it lets the lock go.
+   */
+  campaign(mayLead: () => boolean, elected: () => void): void {
+    if (!this.#channel || this.#leader || this.#lock) return;
+    const lock = new AbortController();
+    this.#lock = lock;
+    navigator.locks
+      .request(this.#name, { signal: lock.signal }, () => {
+        if (!mayLead()) {
+          this.#lock = undefined;
+          return;
+        }
+        this.#leader = true;
+        elected();
+        return new Promise<void>((release) => {
+          lock.signal.onabort = () => release();
+        });
+      })
+      .catch(() => {
+        // Aborted while queued: resigned before it was granted.
+      });
+  }
+
+  /** Stops leading (or queuing): the lock goes to the next tab in line. */
+  resign(): void {
+    this.#lock?.abort();
+    this.#lock = undefined;
+    this.#leader = false;
+  }
+
+  post(note: RelayNote): void {
+    this.#channel?.postMessage(note);
+  }
+
+  /**
+   * Calls `tell` in one tab of the browser for `messageId` (a message's id is unique to it): the
+   * first tab to take that message's lock tells (a visible tab first: hidden ones try a moment
+   * later), and keeps the lock a while so later tabs find it taken. Alone, the tab just tells.
+   */
+  tellOnce(messageId: string, hidden: boolean, tell: () => void): void {
+    setTimeout(
+      () => {
+        if (!this.#channel) {
+          tell();
+          return;
+        }
+        void navigator.locks.request('notif:' + messageId, { ifAvailable: true }, (lock) => {
+          if (!lock) return;
+          tell();
+          return new Promise((release) => setTimeout(release, ARRIVAL_LOCK_TIME));
+        });
+      },
+      hidden ? HIDDEN_TAB_DELAY : 0,
+    );
+  }
+}
