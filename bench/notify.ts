@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's NOTIFY as the change bus (server/src/changes.ts) uses it: how many notifications a
+ * PostgreSQL's NOTIFY as the change bus (server/src/db/changes.ts) uses it: how many notifications a
  * second one database carries, how late they arrive, what a listening process pays for each, and
  * which limit binds first. Every service process LISTENs on one connection and hears every change
  * of every process (nothing is filtered in the database), so a process's cost grows with the whole

@@ -6,8 +6,8 @@
 //   node --import tsx bench/capacity/profile.ts <file.cpuprofile> [--top 25] [--from µs --to µs]
 //
 // The service runs compiled (server/dist/...js, tsc keeps one file per source, without source
-// maps): a frame of server/dist/routes/stream.js line 80 is named after the line of
-// server/src/routes/stream.ts that starts as that JS line does (tsc keeps statements' text, types
+// maps): a frame of server/dist/inbox/stream.js line 80 is named after the line of
+// server/src/inbox/stream.ts that starts as that JS line does (tsc keeps statements' text, types
 // aside), or else by the dist file and line.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

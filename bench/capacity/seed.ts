@@ -6,7 +6,7 @@
 // bench/server.ts does; this is the one file of the capacity bench that imports server code.
 import { sql } from 'kysely';
 import { openDatabase } from '../../server/src/db/index.ts';
-import { registerKey } from '../../server/src/auth.ts';
+import { registerKey } from '../../server/src/db/keys.ts';
 import { newId } from '../../server/src/ids.ts';
 import { newSubscriberRow } from '../../server/src/engine/subscribers.ts';
 import { sweepChangeRows } from '../../server/src/db/change-rows.ts';
