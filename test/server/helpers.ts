@@ -101,7 +101,11 @@ export class TestServer {
     this.child = child;
     let output = '';
     this.url = await new Promise<string>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start in ${START_GUARD_MS / 1000} s:\n${output}`)), START_GUARD_MS);
+      const timer = setTimeout(() => {
+        // A hung service must not outlive its test: its open pipes would keep the test file's process alive.
+        child.kill('SIGKILL');
+        reject(new Error(`server did not start in ${START_GUARD_MS / 1000} s:\n${output}`));
+      }, START_GUARD_MS);
       child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
         output += chunk;
         const m = /listening on (http:\/\/\S+)/.exec(output);
