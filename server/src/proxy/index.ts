@@ -93,6 +93,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
   const writeTimeoutMs = options.writeTimeoutMs ?? PROXY_WRITE_TIMEOUT_MS;
   const rateLimit = options.rateLimit === undefined ? PROXY_RATE_LIMIT : options.rateLimit;
   const counter = rateLimit ? new FixedWindowCounter(rateLimit.limit, rateLimit.windowMs) : undefined;
+  const windowSeconds = rateLimit ? rateLimit.windowMs / MS_PER_SECOND : 0;
   /** Requests in flight by subscriber (streams apart). */
   const inFlight = new Map<string, number>();
   /** Frees one of `subscriberId`'s places. */
@@ -143,7 +144,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     };
     if (counted && !counted.allowed) {
       const retryAfter = Math.max(1, Math.ceil((counted.resetAt - Date.now()) / MS_PER_SECOND));
-      const limited = refuse(429, `More than ${counted.limit} requests of this subscriber in ${rateLimit && rateLimit.windowMs / MS_PER_SECOND} s; retry in ${retryAfter} s`, url.pathname);
+      const limited = refuse(429, `More than ${counted.limit} requests of this subscriber in ${windowSeconds} s; retry in ${retryAfter} s`, url.pathname);
       limited.headers.set('retry-after', String(retryAfter));
       return withRateLimit(limited);
     }
@@ -258,25 +259,37 @@ function heldUntilWritten(response: Response, release: () => void, writeTimeoutM
   }
   const reader = response.body.getReader();
   let timer: NodeJS.Timeout | undefined;
+  /** What is left of the chunk read last, passed on a piece at a time. */
+  let rest: Uint8Array | undefined;
   const body = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         clearTimeout(timer);
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          chunk = await reader.read();
-        } catch (err) {
-          releaseOnce();
-          controller.error(err);
-          return;
+        let chunk: Uint8Array;
+        if (rest) {
+          chunk = rest;
+        } else {
+          let read: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            read = await reader.read();
+          } catch (err) {
+            releaseOnce();
+            controller.error(err);
+            return;
+          }
+          if (read.done || read.value === undefined) {
+            releaseOnce();
+            controller.close();
+            return;
+          }
+          chunk = read.value;
         }
-        if (chunk.done) {
-          releaseOnce();
-          controller.close();
-          return;
-        }
-        controller.enqueue(chunk.value);
-        // The next pull comes once the client has taken this chunk; none in time: cut off.
+        // A piece at a time (an answer read whole is one chunk): the time without progress is
+        // measured per piece, so a client that reads slowly but steadily is never cut off.
+        const piece = chunk.subarray(0, WRITE_PIECE_BYTES);
+        rest = chunk.byteLength > WRITE_PIECE_BYTES ? chunk.subarray(WRITE_PIECE_BYTES) : undefined;
+        controller.enqueue(piece);
+        // The next pull comes once the client has taken this piece; none in time: cut off.
         timer = setTimeout(() => {
           releaseOnce();
           reader.cancel().catch(() => {});
@@ -293,6 +306,9 @@ function heldUntilWritten(response: Response, release: () => void, writeTimeoutM
   );
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
+
+/** The pieces an answer is passed to the client in, so its progress is seen (heldUntilWritten). */
+const WRITE_PIECE_BYTES = 64 * 1024;
 
 /** The largest answer (other than a stream) the proxy reads; past it, 502. A feed page of 100 full messages is about 270 KB. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
