@@ -357,7 +357,7 @@ export const SETTINGS = {
     type: bytes,
     default: DEFAULT_STREAM_CATCH_UP_BYTES,
     description:
-      'the most a stream tells at once of messages it has not told yet (a reconnect with Last-Event-ID, or many messages committed together); past it the stream tells `refetch` instead, and the client reads its first page',
+      'the most a stream tells at once of messages it has not told yet (a reconnect with Last-Event-ID, or many messages committed together); past it the stream tells `refetch` instead, and the client reads its first page (one message alone is always told)',
   },
   idempotencyKeysPerSubscriber: {
     variable: 'NOTIF_IDEMPOTENCY_KEYS_PER_SUBSCRIBER',

@@ -290,7 +290,8 @@ export class InboxStream {
     if (rows.length === 0) return;
     const events = rows.length > REPLAY ? undefined : rows.map((row) => texts.of(row, ids));
     const bytes = events?.reduce((sum, event) => sum + event.length, 0) ?? Infinity;
-    if (!events || bytes > this.#catchUpBytes) {
+    // (One message is always told: its event is bounded on its own, by NOTIF_STREAM_EVENT_BYTES.)
+    if (!events || (events.length > 1 && bytes > this.#catchUpBytes)) {
       this.#lastSeq = await reads.newest(subscriberId);
       this.#tell({ refetch: true });
       return;
