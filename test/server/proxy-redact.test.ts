@@ -221,10 +221,10 @@ describe('inbox proxy: no delivery credentials reach the browser', () => {
       // A stream event is a preview of the message (the fields the elements show): the service
       // itself embeds no subscriber in it, and the proxy passes it as it is.
       assert.equal(d.data.subscriber, undefined, 'the service embeds no subscriber in a stream event');
-      assertNoCredentials(JSON.stringify(d.wire), 'stream, straight');
+      assert.equal(JSON.stringify(d.wire).includes(WEBHOOK) || JSON.stringify(d.wire).includes(TOKEN), false, 'no credential in the event, straight');
       assert.equal(m.data.subject, 'Hi live');
       assert.equal(m.data.subscriber, undefined);
-      assertNoCredentials(JSON.stringify(m.wire), 'stream');
+      assert.equal(JSON.stringify(m.wire).includes(WEBHOOK) || JSON.stringify(m.wire).includes(TOKEN), false, 'no credential in the event, through the proxy');
       assert.equal(s.text.includes(WEBHOOK) || s.text.includes(TOKEN), false);
       await s.next((e) => e.event === 'unseen' && e.data.count === 1, 'the new count after it');
     } finally {
