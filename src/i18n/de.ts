@@ -34,6 +34,8 @@ const de: Translation = {
   delete: 'Löschen',
   done: 'Erledigt',
   openNotification: 'Benachrichtigung öffnen',
+  showMore: 'Mehr anzeigen',
+  showLess: 'Weniger anzeigen',
   newNotifications: (count, formatted) => (count === 1 ? '1 neue Benachrichtigung' : `${formatted} neue Benachrichtigungen`),
 
   allNotifications: 'Alle Benachrichtigungen',

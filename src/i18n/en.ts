@@ -30,6 +30,8 @@ const en: Translation = {
   delete: 'Delete',
   done: 'Done',
   openNotification: 'Open notification',
+  showMore: 'Show more',
+  showLess: 'Show less',
   newNotifications: (count, formatted) => (count === 1 ? '1 new notification' : `${formatted} new notifications`),
 };
 

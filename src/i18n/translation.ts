@@ -61,6 +61,9 @@ export interface Translation extends Partial<PreferencesTranslation> {
   delete: string;
   done: string;
   openNotification: string;
+  /** The button under a long body that shows it whole, and the one that cuts it again. */
+  showMore: string;
+  showLess: string;
   /** Announced politely when new messages arrive. */
   newNotifications: (count: number, formatted: string) => string;
 }
