@@ -165,7 +165,7 @@ describe('accessibility (axe) in every state', () => {
     await check('feed, unread tab empty', feed.el);
   });
 
-  it('<notif-feed>: empty, error, not configured', async () => {
+  it('<notif-feed>: empty, error, waiting for its configuration', async () => {
     const empty = await feedFor(await uniqueSubscriber());
     await empty.loaded();
     await check('feed empty', empty.el);
@@ -178,7 +178,7 @@ describe('accessibility (axe) in every state', () => {
     await check('feed error', failed.el);
 
     const bare = await fixture<NotifFeed>(html`<notif-feed></notif-feed>`);
-    await check('feed not configured', bare);
+    await check('feed waiting for its configuration', bare);
   });
 
   it('axe does see into the shadow roots: a page palette with poor contrast fails', async () => {

@@ -102,14 +102,14 @@ describe('<notif-preferences>', () => {
     expect((await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)!.channels.in_app).to.equal(true);
   });
 
-  it('a refused load (403) says access was refused, not to check the connection', async () => {
+  it('a refused load (403) says notifications are unavailable, not to check the connection', async () => {
     const sub = await uniqueSubscriber();
     await injectFault({ path: `/subscribers/${sub}/preferences`, method: 'GET', status: 403, times: 1 });
     const { baseUrl, apiKey } = await testServer();
     const el = await fixture<NotifPreferences>(html`<notif-preferences base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-preferences>`);
     await waitFor(() => el.shadowRoot!.querySelector('[part~="retry-button"]'), 'the retry button');
     const text = el.shadowRoot!.querySelector('[part~="error"]')!.textContent!;
-    expect(text).to.contain('Access was refused. Sign in again.');
+    expect(text).to.contain('Notifications are unavailable right now');
     expect(text).not.to.contain('connection');
   });
 

@@ -2,18 +2,19 @@ import { html, nothing, type PropertyDeclarations, type TemplateResult } from 'l
 import { Task, TaskStatus, initialState } from '@lit/task';
 import { PreferencesStore, type Channel, type PreferenceChange, type PreferencesState } from '../../store/preferences.ts';
 import type { PreferencesTranslation, Translation } from '../../i18n/translation.ts';
-import { errorHint, localeOf, translationFor } from '../../i18n/localize.ts';
+import { localeOf, translationFor } from '../../i18n/localize.ts';
 import enPreferences from '../../i18n/en-preferences.ts';
 import { emit } from '../../internal/base-element.ts';
-import { InboxElement } from '../../internal/inbox-element.ts';
+import { InboxElement, isRefusal } from '../../internal/inbox-element.ts';
 import { alertIcon } from '../../internal/icons.ts';
 import styles from './notif-preferences.styles.ts';
 
 const CHANNELS: Channel[] = ['in_app', 'email', 'sms', 'chat', 'push'];
 
 /**
- * @summary The subscriber's notification preferences: a global switch, and each workflow's switch
- * and channel switches (critical workflows shown locked: they always deliver). The switches show
+ * @summary The subscriber's notification preferences: a global switch, and each workflow's switch,
+ * with a switch per channel when it delivers on several (critical workflows shown locked: they
+ * always deliver). A subscriber the service has not seen yet has the defaults. The switches show
  * what the service will deliver: everything off, or a workflow off, shows that workflow's channels
  * off and disabled (a workflow's own switch turns it back on); a channel turned off for every
  * workflow shows off, disabled, in each. Each change applies at once and is undone, with
@@ -107,25 +108,31 @@ export class NotifPreferences extends InboxElement {
     const status = this.#loading.status;
     const busy = status === TaskStatus.INITIAL || status === TaskStatus.PENDING;
     const loading = html`<div class="state"><span class="sr-only">${strings.loading}</span><i class="bone"></i><i class="bone"></i></div>`;
-    const body = this.configured
-      ? this.#loading.render({
-          initial: () => loading,
-          pending: () => loading,
-          complete: (preferences) => this.#renderList(preferences.state, strings),
-          error: (error) => this.#renderError(strings, error as Error),
-        })
-      : this.#renderError(strings);
+    // Until the configuration comes, the loading state; if it never does, unavailable.
+    const body =
+      this.unconfigured && !this.inbox
+        ? this.#renderError(strings)
+        : this.#loading.render({
+            initial: () => loading,
+            pending: () => loading,
+            complete: (preferences) => this.#renderList(preferences.state, strings),
+            error: (error) => this.#renderError(strings, error as Error),
+          });
     return html`<section part="base" aria-labelledby="title">
       <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${strings.preferences}</h2></slot></header>
       <div class="body" aria-busy=${busy}>${body}</div>${this.liveRegion()}
     </section>`;
   }
 
-  /** The error state: loading failed (with a retry), or the element is not configured (`error` unset). */
+  /**
+   * The error state: loading failed (with a retry), or unavailable (the service refuses this inbox,
+   * or, `error` unset, the configuration never came).
+   */
   #renderError(strings: Translation & PreferencesTranslation, error?: Error) {
-    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${strings.preferencesError}</p><p>${error ? errorHint(strings, error) : strings.notConfigured}</p>${
-      error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${strings.retry}</button>` : nothing
-    }</div>`;
+    const unavailable = !error || isRefusal(error);
+    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${unavailable ? strings.unavailable : strings.preferencesError}</p>${
+      unavailable ? nothing : html`<p>${strings.errorHint}</p>`
+    }${error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${strings.retry}</button>` : nothing}</div>`;
   }
 
   /** A switch: its label (and hint), on or off, and the change it makes. */
