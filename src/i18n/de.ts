@@ -38,7 +38,7 @@ const de: Translation = {
   newNotifications: (count, formatted) => (count === 1 ? '1 neue Benachrichtigung' : `${formatted} neue Benachrichtigungen`),
 
   allNotifications: 'Alle Benachrichtigungen',
-  allNotificationsHint: 'Ausgeschaltet erreichen Sie nur kritische Benachrichtigungen.',
+  allNotificationsHint: 'Ausgeschaltet erreichen Sie nur kritische Benachrichtigungen: die mit „Immer an“, die sich nicht ausschalten lassen.',
   channels: { in_app: 'In der App', email: 'E-Mail', sms: 'SMS', chat: 'Chat', push: 'Push' },
   alwaysOn: 'Immer an: kritisch',
   workflowOff: 'Aus: Nichts davon erreicht Sie.',

@@ -147,7 +147,11 @@ export class NotifPreferences extends InboxElement {
     /></label>`;
   }
 
-  /** The global switch and each workflow's switches. */
+  /**
+   * The global switch (its hint says what critical workflows are) and each workflow's switch: with
+   * one channel, that switch is the channel's too (a second one would say the same); with several,
+   * a switch per channel under it.
+   */
   #renderList({ global, workflows }: PreferencesState, strings: Translation & PreferencesTranslation) {
     return html`<div part="global">${this.#renderSwitch(strings.allNotifications, global!.enabled, (enabled) => ({ enabled }), strings.allNotificationsHint)}</div>
       <ul part="list">${workflows!.map(({ critical, enabled, channels, workflow }) => {
@@ -155,22 +159,34 @@ export class NotifPreferences extends InboxElement {
         // everything or the workflow is off, and no channel turned off for every workflow.
         const live = critical || (global!.enabled && enabled);
         const change = (partial: PreferenceChange) => ({ workflow: workflow.identifier, ...partial });
-        const name = critical
-          ? html`${workflow.name} <span part="locked" class="locked">${strings.alwaysOn}</span>`
-          : this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && strings.workflowOff, !global!.enabled);
+        const offEverywhere = (channel: Channel) => !critical && global!.channels[channel] === false;
+        const shown = CHANNELS.filter((channel) => channel in channels);
+        const only = shown.length == 1 ? shown[0]! : undefined;
+        let name: TemplateResult;
+        if (critical) name = html`${workflow.name} <span part="locked" class="locked">${strings.alwaysOn}</span>`;
+        else if (only) {
+          name = this.#renderSwitch(
+            workflow.name,
+            live && !offEverywhere(only) && channels[only],
+            (on) => change({ enabled: on, channels: { [only]: on } }),
+            offEverywhere(only) && strings.channelOff,
+            !global!.enabled || offEverywhere(only),
+          );
+        } else name = this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && strings.workflowOff, !global!.enabled);
         // (The first legend's switch stays usable in a disabled fieldset: it turns the workflow back on.)
         return html`<li part="workflow"><fieldset ?disabled=${critical || !live}>
             <legend>${name}</legend>
-            ${CHANNELS.filter((channel) => channel in channels).map((channel) => {
-              const offEverywhere = !critical && global!.channels[channel] === false;
-              return this.#renderSwitch(
-                strings.channels[channel],
-                live && !offEverywhere && channels[channel],
-                (on) => change({ channels: { [channel]: on } }),
-                offEverywhere && strings.channelOff,
-                offEverywhere,
-              );
-            })}
+            ${only
+              ? nothing
+              : shown.map((channel) =>
+                  this.#renderSwitch(
+                    strings.channels[channel],
+                    live && !offEverywhere(channel) && channels[channel],
+                    (on) => change({ channels: { [channel]: on } }),
+                    offEverywhere(channel) && strings.channelOff,
+                    offEverywhere(channel),
+                  ),
+                )}
           </fieldset></li>`;
       })}</ul>`;
   }
