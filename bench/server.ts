@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { openDatabase } from '../server/src/db/index.ts';
-import { registerKey } from '../server/src/auth.ts';
+import { registerKey } from '../server/src/db/keys.ts';
 import { newId } from '../server/src/ids.ts';
 import { newSubscriberRow } from '../server/src/engine/subscribers.ts';
 import { sweepChangeRows } from '../server/src/db/change-rows.ts';

@@ -1,4 +1,4 @@
-// The stream's SSE layer, written by hand (server/src/routes/stream.ts) against @fastify/sse, on the
+// The stream's SSE layer, written by hand (server/src/inbox/stream.ts, served by routes/stream.ts) against @fastify/sse, on the
 // same Fastify version in the same run: memory per idle stream, and the time to tell every stream one
 // event. Both servers do what the service's stream does at this layer: a `retry:` hint on connect, a
 // heartbeat comment every 25 s, an `id:` and one `data:` line of JSON (carrying the id and the

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'vite';
-import { hashKey } from './auth.ts';
+import { hashKey } from './db/keys.ts';
 import type { Db } from './db/index.ts';
 
 // The repository's root (server/src/demo.ts or, compiled, server/dist/demo.js): the playground runs from a checkout.

@@ -5,7 +5,7 @@ export type FieldErrors = Record<string, { messages: string[]; value: unknown }>
 
 /**
  * An error that is the caller's to fix, or a state the caller must know of. The error handler in
- * app.ts turns it into the error body of decisions.md; anything else becomes a 500 with an errorId.
+ * plugins/errors.ts turns it into the error body of decisions.md; anything else becomes a 500 with an errorId.
  */
 export class HttpError extends Error {
   constructor(

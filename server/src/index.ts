@@ -3,5 +3,5 @@
 export { buildApp, type App, type AppConfig } from './app.ts';
 export { openDatabase, type Db } from './db/index.ts';
 export { Scheduler } from './engine/scheduler.ts';
-export { generateKey, registerKey } from './auth.ts';
+export { generateKey, registerKey } from './db/keys.ts';
 export { createInboxProxy, subscriberHash, toNodeListener, type InboxProxyOptions } from './proxy.ts';

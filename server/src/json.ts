@@ -20,3 +20,6 @@ export const toJson = (value: unknown): string => JSON.stringify(value ?? null);
 
 export const bool = (v: number | boolean | null | undefined): boolean => v === 1 || v === true;
 export const int = (v: boolean | undefined | null): number => (v ? 1 : 0);
+
+/** A nullable column's value, or undefined (left out of the JSON) when it is null. */
+export const optional = <T>(value: T | null | undefined): T | undefined => (value === null ? undefined : value);

@@ -42,36 +42,45 @@ export function renderText(template: string, ctx: RenderContext): string {
   if (!template.includes('{{')) return cut(template);
   let out = '';
   let from = 0;
-  for (const m of template.matchAll(PLACEHOLDER)) {
-    out += template.slice(from, m.index) + toText(lookup(ctx as unknown as Record<string, unknown>, m[1]!));
-    from = m.index + m[0].length;
+  for (const placeholder of template.matchAll(PLACEHOLDER)) {
+    out += template.slice(from, placeholder.index) + toText(lookup(ctx as unknown as Record<string, unknown>, placeholder[1]!));
+    from = placeholder.index + placeholder[0].length;
     if (out.length >= MAX_RENDERED_LENGTH) return cut(out);
   }
   return cut(out + template.slice(from));
 }
 
+/** The first half of a surrogate pair is a code unit in this range. */
+const HIGH_SURROGATE_FIRST = 0xd800;
+const HIGH_SURROGATE_LAST = 0xdbff;
+
 /** `text` cut to MAX_RENDERED_LENGTH, never between the two halves of a surrogate pair. */
 function cut(text: string): string {
   if (text.length <= MAX_RENDERED_LENGTH) return text;
-  const high = text.charCodeAt(MAX_RENDERED_LENGTH - 1);
-  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? MAX_RENDERED_LENGTH - 1 : MAX_RENDERED_LENGTH);
+  const last = text.charCodeAt(MAX_RENDERED_LENGTH - 1);
+  const isHighSurrogate = last >= HIGH_SURROGATE_FIRST && last <= HIGH_SURROGATE_LAST;
+  return text.slice(0, isHighSurrogate ? MAX_RENDERED_LENGTH - 1 : MAX_RENDERED_LENGTH);
 }
 
 /** The payload variables a template uses (`payload.x.y` -> `x.y`). */
 export function payloadVariables(template: string): string[] {
   const names: string[] = [];
-  for (const m of template.matchAll(PLACEHOLDER)) {
-    if (m[1]!.startsWith('payload.')) names.push(m[1]!.slice('payload.'.length));
+  for (const placeholder of template.matchAll(PLACEHOLDER)) {
+    const path = placeholder[1]!;
+    if (path.startsWith('payload.')) names.push(path.slice('payload.'.length));
   }
   return names;
 }
+
+/** The longest URL a message carries (as its schemas allow). */
+export const MAX_URL_LENGTH = 2048;
 
 // Control characters, and backslashes (browsers read `/\host` as `//host`), are never part of a safe URL.
 const UNSAFE_CHARS = /[\u0000-\u001f\u007f\\]/;
 
 /** True for an absolute http(s) URL or a same-origin relative path (`/path`, not `//host`). */
 export function isSafeUrl(url: string): boolean {
-  if (url.length === 0 || url.length > 2048 || UNSAFE_CHARS.test(url)) return false;
+  if (url.length === 0 || url.length > MAX_URL_LENGTH || UNSAFE_CHARS.test(url)) return false;
   if (url.startsWith('/')) return !url.startsWith('//');
   if (!/^https?:\/\//i.test(url)) return false;
   try {

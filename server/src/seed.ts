@@ -1,8 +1,8 @@
 import type { Db } from './db/index.ts';
-import { generateKey, hashKey, registerKey, type Tenant } from './auth.ts';
+import { generateKey, hashKey, registerKey, type Tenant } from './db/keys.ts';
 import { trigger } from './engine/trigger.ts';
-import { inTransaction } from './engine/types.ts';
-import { saveWorkflow, workflowErrors, type WorkflowBody } from './routes/workflows.ts';
+import { saveWorkflow, workflowErrors, type WorkflowInput } from './workflows/workflows.ts';
+import { inTransaction } from './db/store.ts';
 
 /** True when the database has no environment yet. */
 export async function isFresh(db: Db): Promise<boolean> {
@@ -20,7 +20,7 @@ export const DEMO_SUBSCRIBERS = [
 ] as const;
 export const DEMO_SUBSCRIBER_IDS = DEMO_SUBSCRIBERS.map((s) => s.subscriberId);
 
-export const DEMO_WORKFLOWS: WorkflowBody[] = [
+export const DEMO_WORKFLOWS: WorkflowInput[] = [
   {
     workflowId: 'project-invite',
     name: 'Project invitation',
@@ -101,17 +101,44 @@ const PROJECTS = ['Analytical Engine', 'COBOL compiler', 'Bombe', 'Apollo trajec
 const POSTS = ['Notes on the Engine', 'Why debugging is hard', 'On computable numbers', 'Orbital mechanics 101'];
 const EXCERPTS = ['Great point about loops!', 'I ran into the same bug last week.', 'Could you share the source?', 'This deserves a follow-up post.', 'Nicely put.'];
 
-/** A small deterministic generator, so the demo looks the same on every machine. */
+/** A linear congruential generator's multiplier and increment (Numerical Recipes), modulo 2^32. */
+const LCG_MULTIPLIER = 1664525;
+const LCG_INCREMENT = 1013904223;
+const TWO_TO_THE_32 = 0x1_0000_0000;
+
+/** A small deterministic generator of numbers in [0, 1), so the demo looks the same on every machine. */
 function random(seed: number) {
-  let s = seed >>> 0;
+  // (`>>> 0` keeps a number an unsigned 32-bit integer.)
+  let state = seed >>> 0;
   return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 0x1_0000_0000;
+    state = (Math.imul(state, LCG_MULTIPLIER) + LCG_INCREMENT) >>> 0;
+    return state / TWO_TO_THE_32;
   };
 }
 
-const DAY = 86_400_000;
+/** The seed of the demo's generator. */
+const DEMO_SEED = 20240611;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 export const DEMO_MESSAGE_COUNT = 50;
+/** The messages are spread over this many days before now; the workflows were made a day before that. */
+const DEMO_DAYS = 14;
+/** Of every five messages, this many are for ada (the demo page's subscriber). */
+const ADA_PER_FIVE = 3;
+/** Messages older than this were mostly read; a read or seen message was opened at most OPENED_WITHIN after it came. */
+const OLD_AFTER = 3 * DAY;
+const OPENED_WITHIN = 6 * HOUR;
+/** Chances a message was read, by age; and, when not read, that it was seen. */
+const READ_CHANCE = { old: 0.7, recent: 0.15 };
+const SEEN_CHANCE = { old: 0.6, day: 0.4, recent: 0.1 };
+
+/** Which demo workflow the message at `index` comes from: an invoice now and then, then invitations and replies. */
+function demoWorkflowOf(index: number): 'invoice-paid' | 'project-invite' | 'comment-reply' {
+  if (index % 7 === 3) return 'invoice-paid';
+  if (index % 3 === 0) return 'project-invite';
+  return 'comment-reply';
+}
 
 /**
  * Creates the demo environment and its data: four workflows, five subscribers and about fifty
@@ -121,32 +148,35 @@ export const DEMO_MESSAGE_COUNT = 50;
 export async function seedDemo(db: Db, now = new Date()): Promise<{ key: string; subscriberIds: string[] }> {
   const key = generateKey();
   const tenant = await registerKey(db, key, 'demo', 'development');
-  const rand = random(20240611);
+  const rand = random(DEMO_SEED);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
 
   await inTransaction(db, async (trx) => {
     for (const body of DEMO_WORKFLOWS) {
       const errors = workflowErrors(body);
       if (Object.keys(errors).length > 0) throw new Error(`demo workflow ${body.workflowId}: ${JSON.stringify(errors)}`);
-      await saveWorkflow(trx, tenant, body, new Date(now.getTime() - 15 * DAY));
+      await saveWorkflow(trx, tenant, body, new Date(now.getTime() - (DEMO_DAYS + 1) * DAY));
     }
 
-    // Times over the last 14 days, oldest first, so ids and createdAt grow together.
-    const times = Array.from({ length: DEMO_MESSAGE_COUNT }, () => now.getTime() - Math.floor(rand() * 14 * DAY) - 60_000).sort((a, b) => a - b);
-    for (const [i, time] of times.entries()) {
-      // Three in five for ada (the demo page's subscriber), the rest spread over the others.
-      const recipient = i % 5 < 3 ? DEMO_SUBSCRIBERS[0] : DEMO_SUBSCRIBERS[1 + (i % 4)]!;
-      const others = DEMO_SUBSCRIBERS.filter((s) => s.subscriberId !== recipient.subscriberId);
+    // Times over the last DEMO_DAYS days (a minute ago at the latest), oldest first, so ids and createdAt grow together.
+    const times = Array.from({ length: DEMO_MESSAGE_COUNT }, () => now.getTime() - Math.floor(rand() * DEMO_DAYS * DAY) - MINUTE).sort((a, b) => a - b);
+    for (const [index, time] of times.entries()) {
+      // Three in five for ada, the rest spread over the others.
+      const recipient = index % 5 < ADA_PER_FIVE ? DEMO_SUBSCRIBERS[0] : DEMO_SUBSCRIBERS[1 + (index % 4)]!;
+      const others = DEMO_SUBSCRIBERS.filter((subscriber) => subscriber.subscriberId !== recipient.subscriberId);
       const actor = pick(others);
       const actorInfo = { name: `${actor.firstName} ${actor.lastName}`, avatar: 'avatar' in actor ? actor.avatar : undefined };
-      const kind = i % 7 === 3 ? 'invoice-paid' : i % 3 === 0 ? 'project-invite' : 'comment-reply';
-      const payload =
-        kind === 'invoice-paid'
-          ? { invoice: `INV-${1040 + i}`, amount: `$${(19 + Math.floor(rand() * 180)).toFixed(2)}` }
-          : kind === 'project-invite'
-            ? { actor: actorInfo, project: pick(PROJECTS), projectId: 100 + i, role: pick(['editor', 'viewer', 'maintainer']) }
-            : { actor: actorInfo, post: pick(POSTS), postId: 200 + i, commentId: 300 + i, excerpt: pick(EXCERPTS) };
-      await trigger(trx, tenant, { name: kind, to: { ...recipient }, payload }, { now: new Date(time) });
+      const workflowId = demoWorkflowOf(index);
+      // (Made up numbers: invoices from INV-1040, amounts of $19 to $198, and ids of projects, posts and comments.)
+      let payload: Record<string, unknown>;
+      if (workflowId === 'invoice-paid') {
+        payload = { invoice: `INV-${1040 + index}`, amount: `$${(19 + Math.floor(rand() * 180)).toFixed(2)}` };
+      } else if (workflowId === 'project-invite') {
+        payload = { actor: actorInfo, project: pick(PROJECTS), projectId: 100 + index, role: pick(['editor', 'viewer', 'maintainer']) };
+      } else {
+        payload = { actor: actorInfo, post: pick(POSTS), postId: 200 + index, commentId: 300 + index, excerpt: pick(EXCERPTS) };
+      }
+      await trigger(trx, tenant, { name: workflowId, to: { ...recipient }, payload }, { now: new Date(time) });
     }
 
     // Older messages were mostly read (and so seen); some recent ones were seen in the bell but not read.
@@ -155,16 +185,20 @@ export async function seedDemo(db: Db, now = new Date()): Promise<{ key: string;
       .select(['id', 'created_at'])
       .where('environment_id', '=', tenant.environmentId)
       .execute();
-    for (const m of messages) {
-      const age = now.getTime() - Date.parse(m.created_at);
-      const read = rand() < (age > 3 * DAY ? 0.7 : 0.15);
-      const seen = read || rand() < (age > 3 * DAY ? 0.6 : age > DAY ? 0.4 : 0.1);
+    for (const message of messages) {
+      const age = now.getTime() - Date.parse(message.created_at);
+      const read = rand() < (age > OLD_AFTER ? READ_CHANCE.old : READ_CHANCE.recent);
+      let seenChance = SEEN_CHANCE.recent;
+      if (age > OLD_AFTER) seenChance = SEEN_CHANCE.old;
+      else if (age > DAY) seenChance = SEEN_CHANCE.day;
+      // (A message read is seen; only one not read draws again.)
+      const seen = read || rand() < seenChance;
       if (!read && !seen) continue;
-      const at = new Date(Date.parse(m.created_at) + Math.min(age / 2, 6 * 3_600_000)).toISOString();
+      const at = new Date(Date.parse(message.created_at) + Math.min(age / 2, OPENED_WITHIN)).toISOString();
       await trx.kysely
         .updateTable('messages')
         .set({ read: read ? 1 : 0, seen: 1, last_seen_date: at, last_read_date: read ? at : null, updated_at: at })
-        .where('id', '=', m.id)
+        .where('id', '=', message.id)
         .execute();
     }
   });
@@ -188,8 +222,9 @@ export async function addMissingDemoWorkflows(db: Db, now = new Date()): Promise
     .executeTakeFirst();
   if (!env) return [];
   const tenant: Tenant = { environmentId: env.environmentId, organizationId: env.organizationId };
-  const have = new Set((await k.selectFrom('workflows').select('workflow_id').where('environment_id', '=', tenant.environmentId).execute()).map((w) => w.workflow_id));
-  const missing = DEMO_WORKFLOWS.filter((w) => !have.has(w.workflowId));
+  const rows = await k.selectFrom('workflows').select('workflow_id').where('environment_id', '=', tenant.environmentId).execute();
+  const have = new Set(rows.map((row) => row.workflow_id));
+  const missing = DEMO_WORKFLOWS.filter((workflow) => !have.has(workflow.workflowId));
   for (const body of missing) await saveWorkflow(db, tenant, body, now);
-  return missing.map((w) => w.workflowId);
+  return missing.map((workflow) => workflow.workflowId);
 }

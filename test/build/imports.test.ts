@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-// @ts-expect-error madge ships no type declarations
 import madge from 'madge';
 
 // The browser code's one direction of dependency (DESIGN.md, "The house"): components -> store ->

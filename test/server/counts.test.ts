@@ -115,7 +115,7 @@ describe('counts: exact under concurrent writes', () => {
 });
 
 // On PostgreSQL the counts and the feed's versions of requests that arrive together are read in
-// one statement (server/src/batched.ts, routes/feed.ts): each answer must still be its own.
+// one statement (server/src/batched.ts, inbox/feed.ts): each answer must still be its own.
 describe('counts: asked all at once, each answer is its own', () => {
   let server: TestServer;
   const N = 8;

@@ -4,9 +4,9 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { expectErrorBody, KEYS, ON_TIME_MS, sqlOn, TestServer } from './helpers.ts';
 import { createWorkflow, delayedInAppWorkflow, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
-import { makeAnswer } from '../../server/src/answer-cache.ts';
+import { makeAnswer } from '../../server/src/inbox/answer-cache.ts';
 
-// The feed's answer cache (server/src/answer-cache.ts): every write a feed answer shows makes the
+// The feed's answer cache (server/src/inbox/answer-cache.ts): every write a feed answer shows makes the
 // next answer fresh, whoever wrote it; environments never share answers; ETag and 304; the byte
 // bound, and each environment's share of it; off. Each freshness test first makes sure the page
 // is kept (on SQLite it checks that the second read was served from the cache), so a cache that

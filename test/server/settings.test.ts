@@ -1,7 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { TestServer } from './helpers.ts';
+import { SETTINGS } from '../../server/src/config.ts';
+import { SETTINGS_DOC, withReference } from '../../scripts/settings.ts';
 
 // `serve` refuses a numeric setting it cannot use (exit 2, the setting named) instead of taking a
 // negative value as is or a misspelt one as the default without a word.
@@ -41,5 +45,41 @@ describe('numeric settings', () => {
     } finally {
       await server.dispose();
     }
+  });
+});
+
+describe('the settings reference', () => {
+  it('docs/settings.md is generated from server/src/config.ts (npm run settings)', () => {
+    const document = readFileSync(SETTINGS_DOC, 'utf8');
+    assert.equal(document, withReference(document), 'docs/settings.md is out of date: run `npm run settings`');
+  });
+
+  it('--help names every flag and variable but the test-only ones, and exits 0', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'server/src/main.ts', '--help'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(run.status, 0, run.stderr);
+    for (const setting of Object.values(SETTINGS) as { flag?: string; variable?: string; testOnly?: boolean }[]) {
+      for (const name of [setting.flag && `--${setting.flag}`, setting.variable]) {
+        if (!name) continue;
+        if (setting.testOnly) assert.doesNotMatch(run.stdout, new RegExp(`${name}\\b`), `${name} is for tests only`);
+        else assert.match(run.stdout, new RegExp(`${name}\\b`), `--help names ${name}`);
+      }
+    }
+  });
+});
+
+describe('reading the environment', () => {
+  it('only main.ts reads process.env (and hands it to config.ts, which reads each setting once)', () => {
+    const source = resolve(import.meta.dirname, '../../server/src');
+    const readers: string[] = [];
+    for (const entry of readdirSync(source, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+      const file = join(entry.parentPath, entry.name);
+      // (Comments may show a host app's own use, as the proxy's example does.)
+      const code = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
+      if (code.some((line) => line.includes('process.env'))) readers.push(relative(source, file));
+    }
+    assert.deepEqual(readers, ['main.ts']);
   });
 });

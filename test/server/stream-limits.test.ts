@@ -6,7 +6,7 @@ import { ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { waitFor } from './engine-fixtures.ts';
 import { openStream, type Stream } from './stream-fixtures.ts';
 
-// The stream's limits and hardening (server/src/stream-limits.ts): U+2028/U+2029 escaped in its
+// The stream's limits and hardening (server/src/inbox/stream-slots.ts, inbox/stream.ts): U+2028/U+2029 escaped in its
 // JSON, no HEAD, a cap per subscriber (the newest ends the oldest) and per process (503 with
 // Retry-After), and a stream whose client does not read ended before it buffers much.
 

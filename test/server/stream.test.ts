@@ -20,7 +20,7 @@ describe('notification stream', () => {
     await inAppWorkflow(server, 'live', { subject: '{{payload.title}}', body: 'b', primaryAction: { label: 'Go' } });
   });
   // A graceful stop: the connections undici leaves after the streams it aborted (opened, no request
-  // sent) are closed at once (app.ts), so it takes no longer than with none.
+  // sent) are closed at once (plugins/connections.ts), so it takes no longer than with none.
   after(async () => {
     const t0 = Date.now();
     await server?.stop();

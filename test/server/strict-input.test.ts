@@ -5,7 +5,7 @@ import { ensureSubscriber, inAppWorkflow } from './fixtures.ts';
 
 // Input the service refuses instead of quietly ignoring or spending seconds on: unknown keys in a
 // preferences change (a misspelt setting must not answer 200 having changed nothing), and JSON
-// with more keys in all than any request needs (MAX_JSON_KEYS, input-guard.ts).
+// with more keys in all than any request needs (MAX_JSON_KEYS, server/src/bad-input.ts).
 
 describe('strict input', () => {
   let server: TestServer;

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from '../../server/src/db/index.ts';
-import { KeyResolver, registerKey } from '../../server/src/auth.ts';
+import { KeyResolver, registerKey } from '../../server/src/db/keys.ts';
 import { openTestDatabase, watchSelects } from './helpers.ts';
 
 // A key registered in this process works at once, for every request that comes after

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Db } from '../../server/src/db/index.ts';
-import { KeyResolver, registerKey } from '../../server/src/auth.ts';
+import { KeyResolver, registerKey } from '../../server/src/db/keys.ts';
 import { expectErrorBody, KEYS, openTestDatabase, TestServer, watchSelects } from './helpers.ts';
 
-// Unknown API keys (server/src/auth.ts): each costs one database lookup, so an unknown key is
+// Unknown API keys (server/src/db/keys.ts): each costs one database lookup, so an unknown key is
 // remembered a few seconds (a client retrying a wrong key costs one lookup, not one a request), in
 // a bounded table (random keys cannot grow memory), and a key registered later works at once.
 // With rate limits on, unknown keys count against their client's address, not a budget of their own.

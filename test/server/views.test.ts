@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MESSAGE_COLUMNS, messageView, subscriberView, type MessageRow } from '../../server/src/views.ts';
 import { rawJson, RawJson } from '../../server/src/json.ts';
-import { feedJson } from '../../server/src/routes/feed.ts';
+import type { MessageRow } from '../../server/src/db/rows.ts';
+import { MESSAGE_COLUMNS, messageView, subscriberView } from '../../server/src/inbox/views.ts';
+import { feedJson } from '../../server/src/inbox/feed.ts';
 
 // The feed's fast path reads only the columns of the fields a projection names (MESSAGE_COLUMNS)
 // and writes JSON columns out as stored (rawJson): both must give what messageView gives.

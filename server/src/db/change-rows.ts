@@ -18,10 +18,10 @@ const COLUMN = { inbox_changes: 'subscriber_id', template_changes: 'environment_
  * counted twice or lost.
  */
 export async function foldChangeRows(kysely: Kysely<Database>, table: ChangeTable, key: string): Promise<void> {
-  const t = sql.table(table);
-  const c = sql.ref(COLUMN[table]);
-  await sql`with gone as (delete from ${t} where ${c} = ${key} returning weight)
-    insert into ${t} (${c}, weight) select ${key}, sum(weight) from gone having sum(weight) > 0`.execute(kysely);
+  const tableName = sql.table(table);
+  const column = sql.ref(COLUMN[table]);
+  await sql`with gone as (delete from ${tableName} where ${column} = ${key} returning weight)
+    insert into ${tableName} (${column}, weight) select ${key}, sum(weight) from gone having sum(weight) > 0`.execute(kysely);
 }
 
 /**
@@ -31,11 +31,15 @@ export async function foldChangeRows(kysely: Kysely<Database>, table: ChangeTabl
  * undefined once the table's end was reached (the next sweep starts again from the first).
  */
 export async function sweepChangeRows(kysely: Kysely<Database>, table: ChangeTable, after: string | undefined, limit = 1000): Promise<{ last?: string; folded: number }> {
-  const t = sql.table(table);
-  const c = sql.ref(COLUMN[table]);
-  const { rows } = await sql<{ key: string; n: string | number }>`select ${c} as key, count(*) as n from ${t}
-    where ${after === undefined ? sql`true` : sql`${c} > ${after}`} group by ${c} order by ${c} limit ${limit}`.execute(kysely);
+  const tableName = sql.table(table);
+  const column = sql.ref(COLUMN[table]);
+  const { rows } = await sql<{ key: string; n: string | number }>`select ${column} as key, count(*) as n from ${tableName}
+    where ${after === undefined ? sql`true` : sql`${column} > ${after}`} group by ${column} order by ${column} limit ${limit}`.execute(kysely);
   let folded = 0;
-  for (const { key, n } of rows) if (Number(n) > MAX_CHANGE_ROWS) await foldChangeRows(kysely, table, key), folded++;
+  for (const { key, n } of rows) {
+    if (Number(n) <= MAX_CHANGE_ROWS) continue;
+    await foldChangeRows(kysely, table, key);
+    folded++;
+  }
   return { last: rows.length < limit ? undefined : rows.at(-1)?.key, folded };
 }

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations.ts';
-import { ChangeBus, TCP_KEEPALIVE } from '../changes.ts';
+import { ChangeBus, TCP_KEEPALIVE } from './changes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -32,7 +32,7 @@ export interface Db {
    * each connection parses and plans once, for the first PREPARED_TEXTS texts it is given; later
    * texts run unnamed (every connection keeps each named one: the bound keeps a stream of new
    * shapes from growing the database's memory). Callers give it texts of a few fixed shapes only
-   * (routes/feed.ts, `fixed`), so no client can take the names from the hot reads (the feed's
+   * (inbox/feed.ts, `fixed`), so no client can take the names from the hot reads (the feed's
    * versions, the unseen count, a page's rows without projection or filter): bench:server on PostgreSQL, alternating, unseen counts 9,166 and 10,106
    * a second unnamed, 16,872 and 17,106 named; cached feed pages as the elements ask 6,506 and 6,964,
    * then 12,161 and 12,507.
@@ -43,21 +43,51 @@ export interface Db {
   prepared?<R>(text: string, params: readonly unknown[]): Promise<R[]>;
   /** Why the database cannot serve (unreachable, its file gone, migrations of this version missing); null when it can. */
   unready(): Promise<string | null>;
+  /**
+   * The passphrase the secrets at rest are sealed with (db/secrets.ts: NOTIF_ENCRYPTION_KEY); absent,
+   * a random key kept in the database is.
+   */
+  readonly encryptionKey?: string;
   close(): Promise<void>;
 }
 
 export interface DbOptions {
   /** A SQLite file path, ':memory:', or a postgres:// URL. */
   location: string;
+  /** See Db.encryptionKey. */
+  encryptionKey?: string;
+  /** PostgreSQL only; each has its default. */
+  postgres?: PostgresOptions;
 }
 
+export interface PostgresOptions {
+  /** Connections of the pool, per process (default DEFAULT_POOL_SIZE). */
+  poolSize?: number;
+  /** Run the hot reads as named statements (default true; see Db.prepared). */
+  preparedStatements?: boolean;
+  /** How long a query of the pool may go unanswered (default DEFAULT_QUERY_TIMEOUT_MS). */
+  queryTimeoutMs?: number;
+  /** How long a request may wait for a connection, new or free (default DEFAULT_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+  /** How often the LISTEN connection is asked a trivial query (default DEFAULT_LISTEN_HEARTBEAT_MS, changes.ts). */
+  listenHeartbeatMs?: number;
+}
+
+/** Connections of the pool, per process, when nothing else is set (NOTIF_PG_POOL_SIZE). */
+export const DEFAULT_POOL_SIZE = 10;
+
 /** Opens the database and brings its schema up to date. */
-export async function openDatabase({ location }: DbOptions): Promise<Db> {
+export async function openDatabase({ location, encryptionKey, postgres = {} }: DbOptions): Promise<Db> {
   if (/^postgres(ql)?:\/\//.test(location)) {
-    await migratePostgres(location);
-    return openPostgres(location);
+    const timeouts = {
+      queryMs: postgres.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      connectMs: postgres.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    };
+    await migratePostgres(location, timeouts.connectMs);
+    const db = await openPostgres(location, postgres, timeouts);
+    return { ...db, encryptionKey };
   }
-  const db = openSqlite(location);
+  const db = { ...openSqlite(location), encryptionKey };
   try {
     await migrate(db.kysely);
   } catch (err) {
@@ -67,6 +97,9 @@ export async function openDatabase({ location }: DbOptions): Promise<Db> {
   return db;
 }
 
+/** How long a statement waits for another connection's write lock on the file (a second process, a backup) before it fails. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 function openSqlite(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
@@ -75,7 +108,7 @@ function openSqlite(path: string): Db {
   // the last ones.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const gone = () => (path !== ':memory:' && !existsSync(path) ? 'the database file is gone' : null);
@@ -85,6 +118,9 @@ function openSqlite(path: string): Db {
   const readNow = <R>(text: string, params: readonly unknown[]) => (sqlite.inTransaction ? undefined : (reads.prepare(text).all(...params) as R[]));
   return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), readNow, unready: () => unready(kysely, gone), close: () => kysely.destroy() };
 }
+
+/** Prepared statements one cache keeps; past it the cache starts again. */
+const MAX_CACHED_STATEMENTS = 1000;
 
 /**
  * Kysely prepares every query anew; preparing costs as much as running the hot queries (feed,
@@ -99,7 +135,7 @@ function withStatementCache(sqlite: SQLite.Database) {
       let statement = statements.get(text);
       if (!statement) {
         // SQL built from variable-length lists (IN (...)) makes new texts; keep the cache bounded.
-        if (statements.size >= 1000) statements.clear();
+        if (statements.size >= MAX_CACHED_STATEMENTS) statements.clear();
         statement = sqlite.prepare(text);
         statements.set(text, statement);
       }
@@ -109,14 +145,20 @@ function withStatementCache(sqlite: SQLite.Database) {
 }
 
 /**
- * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS, default 30 s), and how
- * long a request may wait for a connection, new or freed in a full pool (NOTIF_PG_CONNECT_TIMEOUT_MS,
- * default 10 s). Migrations run on connections of their own, without the first: a long one is not cut.
+ * How long a query of the pool may go unanswered (NOTIF_PG_QUERY_TIMEOUT_MS), and how long a request
+ * may wait for a connection, new or freed in a full pool (NOTIF_PG_CONNECT_TIMEOUT_MS), when nothing
+ * else is set. Migrations run on connections of their own, without the first: a long one is not cut.
  */
-const QUERY_TIMEOUT_MS = Number(process.env.NOTIF_PG_QUERY_TIMEOUT_MS) || 30_000;
-const CONNECT_TIMEOUT_MS = Number(process.env.NOTIF_PG_CONNECT_TIMEOUT_MS) || 10_000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-/** The database stopped answering a query (QUERY_TIMEOUT_MS). */
+/** The two timeouts in force (see above). */
+interface Timeouts {
+  queryMs: number;
+  connectMs: number;
+}
+
+/** The database stopped answering a query (the query timeout). */
 export class DatabaseUnavailable extends Error {}
 
 /**
@@ -130,29 +172,29 @@ export const databaseUnavailable = (err: unknown): boolean => {
   if (err instanceof DatabaseUnavailable) return true;
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   return (
-    (typeof code == 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57014|57P0[123]|08...)$/.test(code)) ||
+    (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|57014|57P0[123]|08...)$/.test(code)) ||
     // (pg's own: a connection ended or lost, waiting for a connection too long; the second when a
     // transaction's rollback meets the connection its query lost, which Kysely throws in its place)
-    (typeof message == 'string' &&
+    (typeof message === 'string' &&
       /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)/.test(message))
   );
 };
 
 /**
  * A pool of `max` connections named `name` (application_name), each with TCP keepalive, and a request
- * for one given up after CONNECT_TIMEOUT_MS: the settings of every pool of the service.
+ * for one given up after `connectTimeoutMs`: the settings of every pool of the service.
  */
-async function newPool(url: string, name: string, max: number) {
+async function newPool(url: string, name: string, max: number, connectTimeoutMs: number) {
   const { default: pg } = await import('pg');
-  return new pg.Pool({ connectionString: url, max, application_name: name, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...TCP_KEEPALIVE });
+  return new pg.Pool({ connectionString: url, max, application_name: name, connectionTimeoutMillis: connectTimeoutMs, ...TCP_KEEPALIVE });
 }
 
 /**
  * Brings a PostgreSQL database's schema up to date, one process at a time, on connections of its own
  * with no query timeout (two: the lock's, and the migrator's).
  */
-async function migratePostgres(url: string) {
-  const pool = await newPool(url, 'notif-inbox migrate', 2);
+async function migratePostgres(url: string, connectTimeoutMs: number) {
+  const pool = await newPool(url, 'notif-inbox migrate', MIGRATION_CONNECTIONS, connectTimeoutMs);
   pool.on('error', () => {}); // a connection lost fails the migration's query
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
@@ -162,24 +204,34 @@ async function migratePostgres(url: string) {
   }
 }
 
-async function openPostgres(url: string): Promise<Db> {
+/** The migration's connections: the advisory lock's, and the migrator's. */
+const MIGRATION_CONNECTIONS = 2;
+
+async function openPostgres(url: string, options: PostgresOptions, timeouts: Timeouts): Promise<Db> {
   const { default: pg } = await import('pg');
   // int8 (bigint columns: epoch milliseconds; count(*)) fits in a double: read it as a number, as
   // better-sqlite3 does, so the same code sees the same types on both databases.
-  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-  const pool = await newPool(url, 'notif-inbox', Number(process.env.NOTIF_PG_POOL_SIZE) || 10);
-  const unwatch = watchConnections(pool);
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+  const pool = await newPool(url, 'notif-inbox', options.poolSize ?? DEFAULT_POOL_SIZE, timeouts.connectMs);
+  const unwatch = watchConnections(pool, timeouts);
   // An idle connection the server drops (restart, failover, an administrator) must not take the
   // process down; the pool replaces it on the next query.
   pool.on('error', (err) => console.error('postgres: idle connection lost:', err.message));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const changes = new ChangeBus(url);
+  const changes = new ChangeBus({ postgresUrl: url, heartbeatMs: options.listenHeartbeatMs });
   const names = new Map<string, string>();
   let renamed = 0;
   const prepared = async <R>(text: string, values: readonly unknown[]): Promise<R[]> => {
     let name = names.get(text);
-    if (!name && names.size < PREPARED_TEXTS) names.set(text, (name = `notif_${names.size}`));
-    const run = async (name?: string) => (await pool.query({ text, values: values as unknown[], ...(name && { name }) })).rows as R[];
+    if (!name && names.size < PREPARED_TEXTS) {
+      name = `notif_${names.size}`;
+      names.set(text, name);
+    }
+    /** Runs the read as the statement `statementName`, or unnamed. */
+    const run = async (statementName: string | undefined) => {
+      const query = statementName ? { text, values: values as unknown[], name: statementName } : { text, values: values as unknown[] };
+      return (await pool.query(query)).rows as R[];
+    };
     try {
       return await run(name);
     } catch (err) {
@@ -192,14 +244,19 @@ async function openPostgres(url: string): Promise<Db> {
       // (0A000 is "feature not supported" in general: only this one, raised where a cached plan is revalidated.)
       const { code, routine } = err as { code?: string; routine?: string };
       if (!name || code !== '0A000' || routine !== 'RevalidateCachedQuery') throw err;
-      if (names.get(text) == name && renamed < PREPARED_TEXTS) names.set(text, `notif_${PREPARED_TEXTS + ++renamed}`);
-      return run(names.get(text) == name ? undefined : names.get(text));
+      // (Only the first read to fail on a name renames it; the others meet the new name.)
+      if (names.get(text) === name && renamed < PREPARED_TEXTS) {
+        renamed++;
+        names.set(text, `notif_${PREPARED_TEXTS + renamed}`);
+      }
+      const current = names.get(text);
+      return run(current === name ? undefined : current);
     }
   };
   return {
     kysely,
     dialect: 'postgres',
-    ...(process.env.NOTIF_PG_PREPARED !== '0' && { prepared }),
+    prepared: options.preparedStatements === false ? undefined : prepared,
     exclusive: (fn) => withAdvisoryLock(kysely, STARTUP_LOCK, fn),
     changes,
     unready: () => unready(kysely),
@@ -212,7 +269,7 @@ async function openPostgres(url: string): Promise<Db> {
 }
 
 /**
- * Watches the pool's connections. One whose query has gone unanswered for QUERY_TIMEOUT_MS is
+ * Watches the pool's connections. One whose query has gone unanswered for the query timeout is
  * destroyed: a connection gone silent (a host that died hard, a partition, a NAT or firewall dropping
  * its state) never errors on its own, and TCP would retry the query's packets for about 15 minutes.
  * The query fails (the request answers 503), the pool lets the connection go and opens another for
@@ -222,7 +279,10 @@ async function openPostgres(url: string): Promise<Db> {
  * query holds it (a reset during a failover) would be thrown, taking the process down; the query
  * fails with it all the same. Returns what stops the sweep.
  */
-function watchConnections(pool: import('pg').Pool): () => void {
+/** How many sweeps of the connections run per query timeout: a silent query is found within a quarter more. */
+const SWEEPS_PER_TIMEOUT = 4;
+
+function watchConnections(pool: import('pg').Pool, timeouts: Timeouts): () => void {
   const watched = new Map<import('pg').PoolClient, { query?: unknown; since: number }>();
   pool.on('connect', (client) => {
     client.on('error', () => {});
@@ -234,15 +294,17 @@ function watchConnections(pool: import('pg').Pool): () => void {
     for (const [client, seen] of watched) {
       // (pg's own: the query on the wire, or undefined)
       const query = (client as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
-      if (query !== seen.query) (seen.query = query), (seen.since = now);
-      else if (query && now - seen.since >= QUERY_TIMEOUT_MS) {
+      if (query !== seen.query) {
+        seen.query = query;
+        seen.since = now;
+      } else if (query && now - seen.since >= timeouts.queryMs) {
         // The server is asked to cancel it too: a backend waiting for a lock (another version's
         // migration) or still working would go on without its client, and retries would pile up more.
-        cancelOnServer(client);
-        client.connection.stream.destroy(new DatabaseUnavailable(`the database did not answer within ${QUERY_TIMEOUT_MS} ms`));
+        cancelOnServer(client, timeouts.connectMs);
+        client.connection.stream.destroy(new DatabaseUnavailable(`the database did not answer within ${timeouts.queryMs} ms`));
       }
     }
-  }, QUERY_TIMEOUT_MS / 4);
+  }, timeouts.queryMs / SWEEPS_PER_TIMEOUT);
   sweep.unref();
   return () => clearInterval(sweep);
 }
@@ -250,19 +312,24 @@ function watchConnections(pool: import('pg').Pool): () => void {
 /**
  * Asks the server to cancel what `client`'s backend runs: PostgreSQL's CancelRequest (its process id
  * and secret key, which a pooler such as PgBouncer maps to its own), on a connection of its own that
- * gives up after CONNECT_TIMEOUT_MS (a host that died hard answers nothing). A best effort: nothing
+ * gives up after `connectTimeoutMs` (a host that died hard answers nothing). A best effort: nothing
  * waits for it, and nothing tells whether it was heard.
  */
-function cancelOnServer(client: import('pg').PoolClient) {
+/** PostgreSQL's CancelRequest message: 16 bytes, code 80877102 (1234 in the high 16 bits, 5678 in the low). */
+const CANCEL_REQUEST_LENGTH = 16;
+const CANCEL_REQUEST_CODE = 80877102;
+
+function cancelOnServer(client: import('pg').PoolClient, connectTimeoutMs: number) {
   const { host, port, processID, secretKey } = client as unknown as { host: string; port: number; processID?: number; secretKey?: number };
   if (!processID) return;
-  const request = Buffer.alloc(16);
-  request.writeInt32BE(16, 0);
-  request.writeInt32BE(80877102, 4);
+  // The message: its length, the request code, then the backend's process id and secret key (32-bit each).
+  const request = Buffer.alloc(CANCEL_REQUEST_LENGTH);
+  request.writeInt32BE(CANCEL_REQUEST_LENGTH, 0);
+  request.writeInt32BE(CANCEL_REQUEST_CODE, 4);
   request.writeInt32BE(processID, 8);
   request.writeInt32BE(secretKey!, 12);
   const socket = host.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
-  socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy());
+  socket.setTimeout(connectTimeoutMs, () => socket.destroy());
   socket.on('error', () => {});
   socket.on('connect', () => socket.end(request));
 }
@@ -294,7 +361,8 @@ async function unready(kysely: Kysely<Database>, gone: () => string | null = () 
   }
 }
 
-// Keys of the session-level advisory locks (any constants, the same in every process).
+// Keys of the session-level advisory locks: any constants, the same in every process ('not' in
+// ASCII, then 1 and 2).
 const MIGRATION_LOCK = 0x6e6f7401;
 const STARTUP_LOCK = 0x6e6f7402;
 

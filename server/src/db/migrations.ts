@@ -302,7 +302,7 @@ export const migrations: Record<string, Migration> = {
   },
   '0006_message_seq': {
     // The order in which in-app messages became visible (committed), for the stream's ids and its
-    // Last-Event-ID replay (routes/stream.ts). Creation time cannot serve: a message written by a
+    // Last-Event-ID replay (inbox/stream.ts). Creation time cannot serve: a message written by a
     // transaction that commits late (another process, a slow step) may be older than one already
     // told. seq is given last in the writing transaction, under a lock held to its commit
     // (engine/sequence.ts), so a higher seq is never visible before a lower one. Other channels leave
@@ -353,7 +353,7 @@ export const migrations: Record<string, Migration> = {
   '0008_inbox_versions': {
     // SQLite: a version of each subscriber's inbox, which changes whenever anything a feed answer
     // shows could change, so the feed's answers can be kept and served again while it holds
-    // (server/src/answer-cache.ts). Triggers bump it in the writing transaction, whichever code
+    // (server/src/inbox/answer-cache.ts). Triggers bump it in the writing transaction, whichever code
     // writes: a message of the subscriber inserted, updated (any column) or deleted, and the
     // subscriber's own row (embedded in every message). Templates (workflows, embedded too) are
     // versioned per environment in template_versions. A bump is an upsert, so it counts whichever
@@ -388,7 +388,7 @@ export const migrations: Record<string, Migration> = {
     },
   },
   '0009_idempotency_expiry': {
-    // Keys past their 24 hours are deleted every minute (server/src/idempotency.ts): by their age,
+    // Keys past their 24 hours are deleted every minute (server/src/plugins/idempotency.ts): by their age,
     // reading only the expired rows, not the whole table.
     async up(db: Kysely<any>) {
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();

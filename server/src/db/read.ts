@@ -12,8 +12,12 @@ import { batched } from '../batched.ts';
 export async function read<R>(db: Db, text: string, params: readonly unknown[], fixed = false): Promise<R[]> {
   const now = db.readNow?.<R>(text, params);
   if (now) return now;
-  let n = 0;
-  const query = db.dialect == 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
+  let placeholders = 0;
+  const numbered = () => {
+    placeholders++;
+    return `$${placeholders}`;
+  };
+  const query = db.dialect === 'postgres' ? text.replace(/\?/g, numbered) : text;
   if (fixed && db.prepared) return db.prepared<R>(query, params);
   return (await db.kysely.executeQuery<R>(CompiledQuery.raw(query, params as unknown[]))).rows;
 }
@@ -31,13 +35,16 @@ export async function read<R>(db: Db, text: string, params: readonly unknown[], 
  * req/s with one, 23,943 and 24,514 with two); a batch is short index reads, so what waits behind
  * it waits for one round trip.
  */
-export const readMany = <K extends unknown[], V>(db: Db, text: string) =>
-  batched<K, V>(async (keys) => {
+export function readMany<K extends unknown[], V>(db: Db, text: string): (key: K) => Promise<V> {
+  const oneStatementAtATime = 1;
+  return batched<K, V>(async (keys) => {
     const rows = await read<V & { n: number }>(db, text, [JSON.stringify(keys)], true);
     const found: V[] = [];
+    // (`n` counts from 1, as ordinality does.)
     for (const { n, ...row } of rows) found[n - 1] = row as V;
     return found;
-  }, 1);
+  }, oneStatementAtATime);
+}
 
 /** A subscriber's in-app counts as the triggers of migration 0007 keep them (SQLite). */
 export interface InboxCounts {
@@ -48,8 +55,11 @@ export interface InboxCounts {
 const NONE: InboxCounts = { total: 0, unseen: 0, unread: 0 };
 
 /** SQLite: a subscriber's kept counts (by internal id); undefined on PostgreSQL, which counts. */
-export const keptCounts = async (db: Db, subscriberId: string): Promise<InboxCounts | undefined> =>
-  db.dialect == 'sqlite' ? ((await read<InboxCounts>(db, 'select total, unseen, unread from inbox_counts where subscriber_id = ?', [subscriberId]))[0] ?? NONE) : undefined;
+export async function keptCounts(db: Db, subscriberId: string): Promise<InboxCounts | undefined> {
+  if (db.dialect !== 'sqlite') return undefined;
+  const [counts] = await read<InboxCounts>(db, 'select total, unseen, unread from inbox_counts where subscriber_id = ?', [subscriberId]);
+  return counts ?? NONE;
+}
 
 /**
  * How many of a subscriber's in-app messages (by internal id) are unseen (`seen`: seen), capped at
@@ -57,12 +67,15 @@ export const keptCounts = async (db: Db, subscriberId: string): Promise<InboxCou
  * PostgreSQL: one indexed count capped by a bounded subquery, batched (readMany) for every count
  * asked in one turn, whichever asked it.
  */
-export function unseenCounter(db: Db): (subscriberId: string, seen: boolean, limit: number) => Promise<number> {
-  if (db.dialect == 'sqlite')
+export type UnseenCounter = (subscriberId: string, seen: boolean, limit: number) => Promise<number>;
+
+export function unseenCounter(db: Db): UnseenCounter {
+  if (db.dialect === 'sqlite') {
     return async (subscriberId, seen, limit) => {
       const kept = (await keptCounts(db, subscriberId))!;
       return Math.min(seen ? kept.total - kept.unseen : kept.unseen, limit);
     };
+  }
   const count = readMany<[subscriberId: string, seen: number, limit: number], { count: number }>(
     db,
     `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.v ->> 0 and "channel" = 'in_app' and "seen" = (k.v ->> 1)::int limit (k.v ->> 2)::int) as "capped") as "count"

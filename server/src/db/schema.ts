@@ -63,7 +63,7 @@ export interface IntegrationTable {
   identifier: string;
   provider_id: string;
   channel: string;
-  /** encrypted JSON (see server/secrets.ts) */
+  /** encrypted JSON (see db/secrets.ts) */
   credentials: string;
   /** JSON, inboundWebhookSigningKey encrypted inside it */
   configurations: string;
@@ -229,7 +229,7 @@ export interface Database {
   messages: MessageTable;
   idempotency_keys: IdempotencyTable;
   preferences: PreferenceTable;
-  /** SQLite only: kept by triggers (migration 0007), read by routes/feed.ts. */
+  /** SQLite only: kept by triggers (migration 0007), read by inbox/feed.ts. */
   inbox_counts: InboxCountTable;
   /** SQLite only: bumped by triggers on every change of an environment's workflows (migration 0008). */
   template_versions: { environment_id: string; version: number };

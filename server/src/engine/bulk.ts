@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
 
 // Many rows in one statement, built without Kysely's query builder: building an insert of a few
 // thousand values through it was what a large trigger paid for most (200 jobs: 4,200 values, tens

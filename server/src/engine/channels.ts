@@ -2,12 +2,13 @@ import type { Insertable } from 'kysely';
 import type { MessageTable } from '../db/schema.ts';
 import { parseJson, toJson } from '../json.ts';
 import { renderText } from '../render.ts';
-import type { StoredStep } from '../views.ts';
 import { executionDetail, finishJob, messageRow } from './jobs.ts';
 import { renderContextFor } from './render-context.ts';
-import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type StepHandler, type Store } from './types.ts';
-import { mapBounded, postWebhook, WEBHOOK_CONCURRENCY } from './webhook.ts';
-import { webhookFailures } from '../metrics.ts';
+import type { ExecutionDetail, JobOutcome, RunContext, StepHandler } from './types.ts';
+import { mapBounded, postWebhook, WEBHOOK_CONCURRENCY, type WebhookOutcome } from './webhook.ts';
+import { webhookFailures } from './metrics.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, StoredStep } from '../db/rows.ts';
 
 // The delivery channels besides in_app. email, sms and push go through the environment's active
 // integration of the channel (its primary one first): the service holds no provider SDKs, so the
@@ -58,42 +59,42 @@ export async function activeIntegration(store: Store, environmentId: string, cha
 
 function rendered(job: JobRow, ctx: RunContext) {
   const step = parseJson<StoredStep>(job.step, { _id: '', name: '', type: job.type as StoredStep['type'], controlValues: {} });
-  const cv = step.controlValues as Record<string, unknown>;
+  const controls = step.controlValues as Record<string, unknown>;
   const render = renderContextFor(job, ctx);
   const text = (v: unknown) => (typeof v === 'string' ? renderText(v, render) : '');
   return {
     step,
-    subject: text(cv.subject ?? cv.title),
-    body: text(cv.body ?? cv.content ?? cv.text),
+    subject: text(controls.subject ?? controls.title),
+    body: text(controls.body ?? controls.content ?? controls.text),
   };
 }
 
-function deliveryRow(job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, d: Delivery) {
+function deliveryRow(job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, delivery: Delivery) {
   return messageRow(job, ctx, {
     channel,
     subject: subject || null,
     content: toJson([{ type: 'text', content: body }]),
-    status: d.error ? 'error' : 'sent',
-    error_id: d.error?.id ?? null,
-    error_text: d.error?.text ?? null,
-    provider_id: d.providerId,
-    ...d.fields,
+    status: delivery.error ? 'error' : 'sent',
+    error_id: delivery.error?.id ?? null,
+    error_text: delivery.error?.text ?? null,
+    provider_id: delivery.providerId,
+    ...delivery.fields,
   });
 }
 
 /** Stores one message per delivery and finishes the job (failed when any delivery failed), in one transaction. */
 async function record(store: Store, job: JobRow, ctx: RunContext, channel: Channel, subject: string, body: string, deliveries: Delivery[]): Promise<JobOutcome> {
-  const failed = deliveries.some((d) => d.error);
+  const failed = deliveries.some((delivery) => delivery.error);
   await inTransaction(store, async (trx) => {
     const details: ExecutionDetail[] = [];
-    for (const d of deliveries) {
-      const row = deliveryRow(job, ctx, channel, subject, body, d);
+    for (const delivery of deliveries) {
+      const row = deliveryRow(job, ctx, channel, subject, body, delivery);
       await trx.kysely.insertInto('messages').values(row).execute();
       details.push(
-        executionDetail(ctx.now, d.error ? 'Failed' : 'Success', d.detail, {
-          providerId: d.providerId ?? 'novu',
-          source: d.providerId ? 'Credentials' : 'Internal',
-          raw: toJson({ messageId: row.id, ...(d.raw as object | undefined) }),
+        executionDetail(ctx.now, delivery.error ? 'Failed' : 'Success', delivery.detail, {
+          providerId: delivery.providerId ?? 'novu',
+          source: delivery.providerId ? 'Credentials' : 'Internal',
+          raw: toJson({ messageId: row.id, ...(delivery.raw as object | undefined) }),
         }),
       );
     }
@@ -103,10 +104,11 @@ async function record(store: Store, job: JobRow, ctx: RunContext, channel: Chann
       const all = [...parseJson<ExecutionDetail[]>(job.execution_details, []), ...details];
       job.execution_details = toJson(all);
     }
-    await finishJob(trx, job, failed ? 'failed' : 'completed', last, ctx.now, deliveries.find((d) => d.providerId)?.providerId ?? job.provider_id);
+    const providerId = deliveries.find((delivery) => delivery.providerId)?.providerId ?? job.provider_id;
+    await finishJob(trx, job, failed ? 'failed' : 'completed', last, ctx.now, providerId);
   });
   // Webhook deliveries that failed (error ids webhook_*), for /metrics.
-  webhookFailures.inc(deliveries.filter((d) => d.error?.id.startsWith('webhook_')).length);
+  webhookFailures.inc(deliveries.filter((delivery) => delivery.error?.id.startsWith('webhook_')).length);
   return failed ? 'failed' : 'completed';
 }
 
@@ -119,9 +121,9 @@ function integrationStep(channel: 'email' | 'sms' | 'push'): StepHandler {
   return async (store, job, ctx) => {
     const { subject, body } = rendered(job, ctx);
     const integration = await activeIntegration(store, job.environment_id, channel);
-    let d: Delivery;
+    let delivery: Delivery;
     if (!integration) {
-      d = {
+      delivery = {
         error: { id: 'no_active_integration', text: `There is no active ${channel} integration in this environment` },
         providerId: null,
         detail: `Failed: there is no active ${channel} integration in this environment`,
@@ -131,19 +133,19 @@ function integrationStep(channel: 'email' | 'sms' | 'push'): StepHandler {
       const base = { providerId, raw: { integrationIdentifier: integration.identifier } };
       if (channel === 'email') {
         const email = ctx.subscriber.email;
-        d = email
+        delivery = email
           ? { ...base, error: null, detail: `Message sent through ${providerId} to ${email}`, fields: { email } }
           : { ...base, error: { id: 'missing_email', text: 'The subscriber has no email address' }, detail: 'Failed: the subscriber has no email address' };
       } else if (channel === 'sms') {
         const phone = ctx.subscriber.phone;
-        d = phone
+        delivery = phone
           ? { ...base, error: null, detail: `Message sent through ${providerId} to ${phone}`, fields: { phone } }
           : { ...base, error: { id: 'missing_phone', text: 'The subscriber has no phone number' }, detail: 'Failed: the subscriber has no phone number' };
       } else {
         const tokens = [
-          ...new Set(channelEntries(ctx).filter((e) => e.providerId === providerId).flatMap((e) => e.credentials?.deviceTokens ?? [])),
+          ...new Set(channelEntries(ctx).filter((entry) => entry.providerId === providerId).flatMap((entry) => entry.credentials?.deviceTokens ?? [])),
         ];
-        d =
+        delivery =
           tokens.length > 0
             ? { ...base, error: null, detail: `Message sent through ${providerId} to ${tokens.length} device(s)`, fields: { device_tokens: toJson(tokens), title: subject || null } }
             : {
@@ -153,7 +155,7 @@ function integrationStep(channel: 'email' | 'sms' | 'push'): StepHandler {
               };
       }
     }
-    return record(store, job, ctx, channel, subject, body, [d]);
+    return record(store, job, ctx, channel, subject, body, [delivery]);
   };
 }
 
@@ -163,7 +165,7 @@ function integrationStep(channel: 'email' | 'sms' | 'push'): StepHandler {
  */
 export const chatStep: StepHandler = async (store, job, ctx) => {
   const { subject, body } = rendered(job, ctx);
-  const targets = channelEntries(ctx).filter((e) => CHAT_PROVIDERS.has(e.providerId) && e.credentials?.webhookUrl);
+  const targets = channelEntries(ctx).filter((entry) => CHAT_PROVIDERS.has(entry.providerId) && entry.credentials?.webhookUrl);
   const deliveries: Delivery[] = [];
   if (targets.length === 0) {
     deliveries.push({
@@ -174,26 +176,30 @@ export const chatStep: StepHandler = async (store, job, ctx) => {
   }
   // Every receiver at once (a few at a time), so silent ones cost one timeout, not one each.
   const outcomes = await mapBounded(targets, WEBHOOK_CONCURRENCY, (target) => postWebhook(target.credentials!.webhookUrl!, { text: body }));
-  for (const [i, target] of targets.entries()) {
-    const outcome = outcomes[i]!;
+  for (const [index, target] of targets.entries()) {
+    const outcome = outcomes[index]!;
     // The receiver's status only: its answer is never echoed back through the API.
     const raw = { statusCode: outcome.statusCode ?? null, error: outcome.error ?? null, ms: outcome.ms };
-    deliveries.push(
-      outcome.ok
-        ? { error: null, providerId: target.providerId, detail: `Webhook answered ${outcome.statusCode}`, raw }
-        : {
-            error: {
-              id: outcome.refused ? 'webhook_address_refused' : outcome.statusCode !== undefined ? `webhook_status_${outcome.statusCode}` : 'webhook_unreachable',
-              text: `Webhook ${outcome.error}`,
-            },
-            providerId: target.providerId,
-            detail: `Failed: webhook ${outcome.error}`,
-            raw,
-          },
-    );
+    if (outcome.ok) {
+      deliveries.push({ error: null, providerId: target.providerId, detail: `Webhook answered ${outcome.statusCode}`, raw });
+      continue;
+    }
+    deliveries.push({
+      error: { id: webhookErrorId(outcome), text: `Webhook ${outcome.error}` },
+      providerId: target.providerId,
+      detail: `Failed: webhook ${outcome.error}`,
+      raw,
+    });
   }
   return record(store, job, ctx, 'chat', subject, body, deliveries);
 };
+
+/** A failed webhook delivery's error id: its address refused, the status it answered, or no answer. */
+function webhookErrorId(outcome: WebhookOutcome): string {
+  if (outcome.refused) return 'webhook_address_refused';
+  if (outcome.statusCode !== undefined) return `webhook_status_${outcome.statusCode}`;
+  return 'webhook_unreachable';
+}
 
 export const emailStep = integrationStep('email');
 export const smsStep = integrationStep('sms');

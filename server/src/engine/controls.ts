@@ -65,7 +65,8 @@ const CONTROLS: Record<StepType, TSchema> = {
 };
 
 /** Milliseconds in one `unit`. */
-export const UNIT_MS: Record<TimeUnit, number> = { seconds: 1000, minutes: 60_000, hours: 3_600_000, days: 86_400_000 };
+const SECOND_MS = 1000;
+export const UNIT_MS: Record<TimeUnit, number> = { seconds: SECOND_MS, minutes: 60 * SECOND_MS, hours: 60 * 60 * SECOND_MS, days: 24 * 60 * 60 * SECOND_MS };
 
 /** Validation errors of one step's controlValues, keyed `<prefix>.<path>`; empty when valid. */
 export function controlErrors(type: StepType, controlValues: Record<string, unknown>, prefix: string): FieldErrors {
@@ -75,20 +76,22 @@ export function controlErrors(type: StepType, controlValues: Record<string, unkn
     const entry = (errors[field] ??= { messages: [], value: value ?? null });
     if (!entry.messages.includes(message)) entry.messages.push(message);
   };
-  for (const e of Value.Errors(CONTROLS[type], controlValues)) {
-    const path = e.path.split('/').filter(Boolean).join('.');
-    const literals = (e.schema.anyOf as { const?: unknown }[] | undefined)?.map((b) => b.const);
-    const message =
-      e.value === undefined ? 'is required' : literals?.every((l) => typeof l === 'string') ? `must be one of: ${literals.join(', ')}` : e.message;
-    add(path, message, e.value);
+  for (const problem of Value.Errors(CONTROLS[type], controlValues)) {
+    const path = problem.path.split('/').filter(Boolean).join('.');
+    // A union of string literals (an enum) is told as its values.
+    const literals = (problem.schema.anyOf as { const?: unknown }[] | undefined)?.map((branch) => branch.const);
+    let message = problem.message;
+    if (problem.value === undefined) message = 'is required';
+    else if (literals?.every((literal) => typeof literal === 'string')) message = `must be one of: ${literals.join(', ')}`;
+    add(path, message, problem.value);
   }
   if (type === 'in_app' && Object.keys(errors).length === 0) {
-    const cv = controlValues as InAppControls;
+    const inApp = controlValues as InAppControls;
     const urls: [string, string | undefined][] = [
-      ['avatar', cv.avatar],
-      ['redirect.url', cv.redirect?.url],
-      ['primaryAction.redirect.url', cv.primaryAction?.redirect?.url],
-      ['secondaryAction.redirect.url', cv.secondaryAction?.redirect?.url],
+      ['avatar', inApp.avatar],
+      ['redirect.url', inApp.redirect?.url],
+      ['primaryAction.redirect.url', inApp.primaryAction?.redirect?.url],
+      ['secondaryAction.redirect.url', inApp.secondaryAction?.redirect?.url],
     ];
     for (const [path, url] of urls) {
       if (url !== undefined && !isSafeUrlTemplate(url)) add(path, 'must be an http(s) URL or a relative path starting with /', url);

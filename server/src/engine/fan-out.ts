@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { bool, parseJson, toJson } from '../json.ts';
-import type { SubscriberRow, WorkflowRow } from '../views.ts';
 import { insertRows } from './bulk.ts';
 import { feedIdFor } from './feeds.ts';
 import { inAppControls, inAppMessage } from './in-app.ts';
@@ -8,7 +7,9 @@ import { executionDetail } from './jobs.ts';
 import { crashPoint, yieldToLoop } from './lease.ts';
 import { obeysPreferences, preferenceBlock, type PreferenceSettings } from './preferences.ts';
 import { sequenceMessages } from './sequence.ts';
-import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
+import type { ExecutionDetail } from './types.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 
 // A trigger to many subscribers: the in-app steps at the head of the workflow run for every run at
 // once, in a few statements whatever the number of runs: the subscribers' preferences (one read),
@@ -92,7 +93,10 @@ const writers = new WeakMap<object, Writer>();
 function write(store: Store, part: Part): Promise<void> {
   if (store.kysely.isTransaction) return writeParts(store, [part]);
   let writer = writers.get(store.kysely);
-  if (!writer) writers.set(store.kysely, (writer = new Writer(store)));
+  if (!writer) {
+    writer = new Writer(store);
+    writers.set(store.kysely, writer);
+  }
   return writer.write(part);
 }
 
@@ -107,7 +111,9 @@ class Writer {
       if (!this.#busy) {
         this.#busy = true;
         // The chunks handed over in this turn of the event loop go together.
-        setImmediate(() => void this.#drain());
+        setImmediate(() => {
+          this.#drain();
+        });
       }
     });
   }
@@ -122,12 +128,15 @@ class Writer {
         batch.push(this.#waiting.shift()!);
       }
       try {
-        await writeParts(this.store, batch.map((b) => b.part));
-        for (const b of batch) b.resolve();
+        await writeParts(this.store, batch.map((waiting) => waiting.part));
+        for (const waiting of batch) waiting.resolve();
       } catch (err) {
-        if (batch.length === 1) batch[0]!.reject(err);
-        // One chunk's jobs moved (or one failed): the others are still to write, each alone.
-        else for (const b of batch) await writeParts(this.store, [b.part]).then(b.resolve, b.reject);
+        if (batch.length === 1) {
+          batch[0]!.reject(err);
+        } else {
+          // One chunk's jobs moved (or one failed): the others are still to write, each alone.
+          for (const waiting of batch) await writeParts(this.store, [waiting.part]).then(waiting.resolve, waiting.reject);
+        }
       }
       // Requests are answered between two transactions (on SQLite their statements block the loop).
       await yieldToLoop(this.store);
@@ -141,48 +150,51 @@ async function writeParts(store: Store, parts: Part[]): Promise<void> {
   const done = await inTransaction(store, async (trx) => {
     const k = trx.kysely;
     const settings = new Map<string, PreferenceSettings>();
-    const obeying = parts.filter((p) => obeysPreferences(p.workflow, 'in_app')).flatMap((p) => p.chunk.map((r) => r.subscriber.id));
+    const obeying = parts.filter((part) => obeysPreferences(part.workflow, 'in_app')).flatMap((part) => part.chunk.map((run) => run.subscriber.id));
     if (obeying.length > 0) {
       const rows = await k
         .selectFrom('preferences')
         .select(['subscriber_id', 'workflow_id', 'setting', 'enabled'])
         .where('subscriber_id', 'in', [...new Set(obeying)])
         .execute();
-      for (const r of rows) {
-        let map = settings.get(r.subscriber_id);
-        if (!map) settings.set(r.subscriber_id, (map = new Map()));
-        map.set(`${r.workflow_id}/${r.setting}`, bool(r.enabled));
+      for (const row of rows) {
+        let map = settings.get(row.subscriber_id);
+        if (!map) {
+          map = new Map();
+          settings.set(row.subscriber_id, map);
+        }
+        map.set(`${row.workflow_id}/${row.setting}`, bool(row.enabled));
       }
     }
     const feeds = new Map<string, string>();
     const messages = [];
     const finished: { job: JobRow; status: string; details: string; provider: string | null; iso: string }[] = [];
-    for (const [p, { workflow, chunk, step, now }] of parts.entries()) {
-      if (p > 0) await breathe();
-      const jobs = chunk.map((r) => r.jobs[step]!);
-      const cv = inAppControls(jobs[0]!);
+    for (const [index, { workflow, chunk, step, now }] of parts.entries()) {
+      if (index > 0) await breathe();
+      const jobs = chunk.map((run) => run.jobs[step]!);
+      const controls = inAppControls(jobs[0]!);
       const iso = now.toISOString();
       let feedId: string | null = null;
-      if (cv.feedIdentifier) {
-        const key = `${workflow.environment_id}/${cv.feedIdentifier}`;
-        feedId = feeds.get(key) ?? (await feedIdFor(trx, workflow.environment_id, cv.feedIdentifier, now));
+      if (controls.feedIdentifier) {
+        const key = `${workflow.environment_id}/${controls.feedIdentifier}`;
+        feedId = feeds.get(key) ?? (await feedIdFor(trx, workflow.environment_id, controls.feedIdentifier, now));
         feeds.set(key, feedId);
       }
-      for (const [i, run] of chunk.entries()) {
-        const job = jobs[i]!;
+      for (const [position, run] of chunk.entries()) {
+        const job = jobs[position]!;
         const details = (detail: ExecutionDetail) => toJson([...parseJson<ExecutionDetail[]>(job.execution_details, []), detail]);
         const why = preferenceBlock(settings.get(run.subscriber.id) ?? new Map(), workflow, 'in_app');
         if (why) {
           finished.push({ job, status: 'skipped', details: details(executionDetail(now, 'Skipped', `Step skipped: ${why}`)), provider: job.provider_id, iso });
           continue;
         }
-        messages.push(inAppMessage(job, { workflow, subscriber: run.subscriber, now }, cv, feedId));
+        messages.push(inAppMessage(job, { workflow, subscriber: run.subscriber, now }, controls, feedId));
         finished.push({ job, status: 'completed', details: details(executionDetail(now, 'Success', 'Message created')), provider: 'novu', iso });
       }
     }
-    for (let i = 0; i < messages.length; i += INSERT_ROWS) {
+    for (let start = 0; start < messages.length; start += INSERT_ROWS) {
       await breathe();
-      const rows = messages.slice(i, i + INSERT_ROWS);
+      const rows = messages.slice(start, start + INSERT_ROWS);
       // A message already there (its step ran elsewhere) means these runs are not ours to run together.
       if ((await insertRows(trx, 'messages', rows, 'job_key')) !== rows.length) throw new ChunkMoved();
     }
@@ -190,19 +202,19 @@ async function writeParts(store: Store, parts: Part[]): Promise<void> {
     // parameter (a batch's thousand rows would otherwise be 5,000 values to build and bind).
     const values =
       trx.dialect === 'postgres'
-        ? sql`select * from json_to_recordset(${JSON.stringify(finished.map((f) => ({ id: f.job.id, status: f.status, details: f.details, provider: f.provider, at: f.iso })))}::json)
+        ? sql`select * from json_to_recordset(${JSON.stringify(finished.map((done) => ({ id: done.job.id, status: done.status, details: done.details, provider: done.provider, at: done.iso })))}::json)
             as r(id text, status text, details text, provider text, at text)`
-        : sql`values ${sql.join(finished.map((f) => sql`(${f.job.id}, ${f.status}, ${f.details}, ${f.provider}, ${f.iso})`))}`;
+        : sql`values ${sql.join(finished.map((done) => sql`(${done.job.id}, ${done.status}, ${done.details}, ${done.provider}, ${done.iso})`))}`;
     const updated = await sql`with v(id, status, details, provider, at) as (${values})
       update jobs set status = v.status, execution_details = v.details, provider_id = v.provider,
         locked_by = null, locked_until = null, updated_at = v.at
       from v where jobs.id = v.id and jobs.status = 'pending'`.execute(k);
     if (Number(updated.numAffectedRows) !== finished.length) throw new ChunkMoved();
-    await trx.changes?.publish(k, messages.map((m) => ({ s: m.subscriber_id, m: m.id })));
-    await sequenceMessages(trx, messages.map((m) => m.id));
+    await trx.changes?.publish(k, messages.map((message) => ({ subscriberId: message.subscriber_id, messageId: message.id })));
+    await sequenceMessages(trx, messages.map((message) => message.id));
     return finished;
   });
-  for (const f of done) {
-    Object.assign(f.job, { status: f.status, execution_details: f.details, provider_id: f.provider, locked_by: null, locked_until: null, updated_at: f.iso });
+  for (const finished of done) {
+    Object.assign(finished.job, { status: finished.status, execution_details: finished.details, provider_id: finished.provider, locked_by: null, locked_until: null, updated_at: finished.iso });
   }
 }

@@ -1,5 +1,5 @@
 import { newId } from '../ids.ts';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
 
 /** The id of the environment's feed with this identifier, creating the feed on first use. */
 export async function feedIdFor(store: Store, environmentId: string, identifier: string, now = new Date()): Promise<string> {

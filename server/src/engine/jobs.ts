@@ -2,8 +2,9 @@ import type { Insertable } from 'kysely';
 import type { MessageTable } from '../db/schema.ts';
 import { newId } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
-import type { StoredStep } from '../views.ts';
-import type { ExecutionDetail, JobRow, RunContext, Store } from './types.ts';
+import type { ExecutionDetail, RunContext } from './types.ts';
+import type { Store } from '../db/store.ts';
+import type { JobRow, StoredStep } from '../db/rows.ts';
 
 /** A new execution detail; `providerId` 'novu' and `source` 'Internal' unless given. */
 export function executionDetail(now: Date, status: string, detail: string, extra: Partial<ExecutionDetail> = {}): ExecutionDetail {

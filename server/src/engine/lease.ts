@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { engineSettings } from './settings.ts';
 
 // Durable runs. A trigger records every job of a run (status `pending`) in one transaction, each
 // under a lease of the process that will run it (`locked_by`, `locked_until`). Running a step ends
@@ -14,26 +15,22 @@ import { hostname } from 'node:os';
 export const processWorker = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 
 /**
- * How long a process holds the jobs it is running before another may take them over (default 60 s).
- * NOTIF_RUN_LEASE_MS shortens it (the crash tests).
+ * How long a process holds the jobs it is running before another may take them over (default 60 s;
+ * NOTIF_RUN_LEASE_MS shortens it for the crash tests).
  */
 export function leaseMs(): number {
-  const fromEnv = process.env.NOTIF_RUN_LEASE_MS;
-  const n = fromEnv === undefined ? NaN : Number(fromEnv);
-  return Number.isFinite(n) && n > 0 ? n : 60_000;
+  return engineSettings().runLeaseMs;
 }
 
 /**
  * Test-only crash points: with NOTIF_CRASH_AT naming one (or several, comma-separated) boundaries,
- * the process kills itself (SIGKILL: no handlers, no flush) the first time it reaches one. Read only
- * when set. Boundaries: `after-commit` (a trigger's runs recorded), `after-step-N` (step N of a run
- * done, N from 0), `after-claim` (the scheduler claimed jobs), `after-wait` (a wait ended, the next
- * step queued).
+ * the process kills itself (SIGKILL: no handlers, no flush) the first time it reaches one.
+ * Boundaries: `after-commit` (a trigger's runs recorded), `after-step-N` (step N of a run done, N
+ * from 0), `after-claim` (the scheduler claimed jobs), `after-wait` (a wait ended, the next step
+ * queued).
  */
 export function crashPoint(boundary: string): void {
-  const at = process.env.NOTIF_CRASH_AT;
-  if (at === undefined || at === '') return;
-  if (at.split(',').includes(boundary)) process.kill(process.pid, 'SIGKILL');
+  if (engineSettings().crashPoints.includes(boundary)) process.kill(process.pid, 'SIGKILL');
 }
 
 /**

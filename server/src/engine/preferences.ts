@@ -1,7 +1,7 @@
 import { bool } from '../json.ts';
 import { CHANNELS, type Channel } from '../schemas.ts';
-import type { WorkflowRow } from '../views.ts';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
+import type { WorkflowRow } from '../db/rows.ts';
 
 // A subscriber's preferences, as the preferences table holds them: one boolean per (workflow, setting),
 // where workflow '' is global and setting is 'enabled' or a channel. Anything not set is on.
@@ -18,7 +18,7 @@ export async function loadPreferences(store: Store, subscriberRowId: string): Pr
     .select(['workflow_id', 'setting', 'enabled'])
     .where('subscriber_id', '=', subscriberRowId)
     .execute();
-  return new Map(rows.map((r) => [`${r.workflow_id}/${r.setting}`, bool(r.enabled)]));
+  return new Map(rows.map((row) => [`${row.workflow_id}/${row.setting}`, bool(row.enabled)]));
 }
 
 /** A setting's value: on unless the subscriber turned it off. */
@@ -35,11 +35,11 @@ export const obeysPreferences = (workflow: WorkflowRow | undefined, stepType: st
  */
 export function preferenceBlock(settings: PreferenceSettings, workflow: WorkflowRow | undefined, channel: string): string | null {
   if (!obeysPreferences(workflow, channel)) return null;
-  const c = channel as Channel;
+  const stepChannel = channel as Channel;
   const name = `'${workflow.workflow_id}'`;
   if (!isOn(settings, GLOBAL, 'enabled')) return 'the subscriber turned every notification off (global preference)';
-  if (!isOn(settings, GLOBAL, c)) return `the subscriber turned ${c} off for every workflow (global preference)`;
+  if (!isOn(settings, GLOBAL, stepChannel)) return `the subscriber turned ${stepChannel} off for every workflow (global preference)`;
   if (!isOn(settings, workflow.id, 'enabled')) return `the subscriber turned workflow ${name} off (workflow preference)`;
-  if (!isOn(settings, workflow.id, c)) return `the subscriber turned ${c} off for workflow ${name} (workflow preference)`;
+  if (!isOn(settings, workflow.id, stepChannel)) return `the subscriber turned ${stepChannel} off for workflow ${name} (workflow preference)`;
   return null;
 }

@@ -1,7 +1,22 @@
 import { parseJson } from '../json.ts';
 import type { RenderContext } from '../render.ts';
-import { subscriberVariables } from './in-app.ts';
-import type { JobRow, RunContext } from './types.ts';
+import type { RunContext } from './types.ts';
+import type { JobRow, SubscriberRow } from '../db/rows.ts';
+
+/** What `{{subscriber.x}}` placeholders can read. */
+export function subscriberVariables(row: SubscriberRow): Record<string, unknown> {
+  return {
+    subscriberId: row.subscriber_id,
+    firstName: row.first_name ?? undefined,
+    lastName: row.last_name ?? undefined,
+    email: row.email ?? undefined,
+    phone: row.phone ?? undefined,
+    avatar: row.avatar ?? undefined,
+    locale: row.locale ?? undefined,
+    timezone: row.timezone ?? undefined,
+    data: parseJson<Record<string, unknown> | undefined>(row.data, undefined),
+  };
+}
 
 /**
  * What a step's templates can read: `{{payload.x}}`, `{{subscriber.x}}`, and after a digest step

@@ -1,11 +1,12 @@
-import type { SubscriberRow, WorkflowRow } from '../views.ts';
 import { chatStep, emailStep, pushStep, smsStep } from './channels.ts';
 import { inAppStep } from './in-app.ts';
 import { executionDetail, finishJob, JobMovedError } from './jobs.ts';
 import { loadPreferences, obeysPreferences, preferenceBlock } from './preferences.ts';
 import { crashPoint, yieldToLoop } from './lease.ts';
-import type { JobOutcome, JobRow, RunContext, StepHandler, StepType, Store } from './types.ts';
+import type { JobOutcome, RunContext, StepHandler, StepType } from './types.ts';
 import { delayStep, digestBefore, digestStep } from './waits.ts';
+import type { Store } from '../db/store.ts';
+import type { JobRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 
 export { executionDetail, finishJob, JobMovedError } from './jobs.ts';
 

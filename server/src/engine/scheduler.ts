@@ -1,11 +1,13 @@
 import { parseJson, toJson } from '../json.ts';
 import { executionDetail } from './jobs.ts';
-import { schedulerLateness } from '../metrics.ts';
+import { schedulerLateness } from './metrics.ts';
 import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
-import { inTransaction, type ExecutionDetail, type JobRow, type Store } from './types.ts';
+import type { ExecutionDetail } from './types.ts';
 import { onScheduled } from './waits.ts';
 import { sweepChangeRows } from '../db/change-rows.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow } from '../db/rows.ts';
 
 // The persistent scheduler. Waiting jobs live in the database only: status `delayed` (a delay or a
 // digest window) or `queued` (the step after a wait, handed to whoever woke the wait), with `run_at`
@@ -23,12 +25,25 @@ import { sweepChangeRows } from '../db/change-rows.ts';
 // (read from the jobs_due index), at most `pollMs` (other processes may schedule earlier jobs), and
 // wakes early when this process schedules a job sooner than that.
 
+/** The scheduler's longest sleep between two looks at the jobs table, when nothing else is set. */
+export const DEFAULT_SCHEDULER_POLL_MS = 250;
+/** Its shortest: a smaller poll would only keep the database busy. */
+const MIN_POLL_MS = 10;
+/** Jobs claimed per statement, when nothing else is set. */
+const DEFAULT_BATCH = 100;
+/** Jobs of a batch run at the same time, when nothing else is set. */
+const DEFAULT_CONCURRENCY = 4;
+/** PostgreSQL: how often a step of the change rows' sweep runs, when nothing else is set (0: never). */
+export const DEFAULT_CHANGE_SWEEP_MS = 60_000;
+/** After a round that claimed nothing, the least it sleeps before looking again (a job due now included). */
+const IDLE_MIN_SLEEP_MS = 5;
+
 export interface SchedulerOptions {
-  /** Longest sleep between two looks at the jobs table (default 250 ms; env NOTIF_SCHEDULER_POLL_MS). */
+  /** Longest sleep between two looks at the jobs table (default DEFAULT_SCHEDULER_POLL_MS; NOTIF_SCHEDULER_POLL_MS). */
   pollMs?: number;
-  /** Jobs claimed per statement (default 50). */
+  /** Jobs claimed per statement (default DEFAULT_BATCH). */
   batch?: number;
-  /** Jobs of a batch run at the same time (default 4). */
+  /** Jobs of a batch run at the same time (default DEFAULT_CONCURRENCY). */
   concurrency?: number;
   /** How long a claim holds before another process may take the job (default 60 s, lease.ts). */
   leaseMs?: number;
@@ -38,8 +53,8 @@ export interface SchedulerOptions {
   onError?: (err: unknown) => void;
   /**
    * PostgreSQL: how often a step of the change rows' sweep runs (db/change-rows.ts: the rows of
-   * subscribers whose feed nobody reads are folded too; default 60 s, 0 for never; env
-   * NOTIF_CHANGE_SWEEP_MS).
+   * subscribers whose feed nobody reads are folded too; default DEFAULT_CHANGE_SWEEP_MS, 0 for
+   * never; NOTIF_CHANGE_SWEEP_MS).
    */
   sweepMs?: number;
 }
@@ -70,14 +85,13 @@ export class Scheduler {
     private readonly store: Store,
     options: SchedulerOptions = {},
   ) {
-    this.pollMs = Math.max(10, options.pollMs ?? 250);
-    this.batch = options.batch ?? 100;
-    this.concurrency = options.concurrency ?? 4;
+    this.pollMs = Math.max(MIN_POLL_MS, options.pollMs ?? DEFAULT_SCHEDULER_POLL_MS);
+    this.batch = options.batch ?? DEFAULT_BATCH;
+    this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.leaseMs = options.leaseMs ?? leaseMs();
     this.worker = options.worker ?? processWorker;
     this.onError = options.onError ?? ((err) => console.error('scheduler:', err));
-    const sweepEnv = process.env.NOTIF_CHANGE_SWEEP_MS;
-    this.sweepMs = options.sweepMs ?? (sweepEnv && Number(sweepEnv) >= 0 ? Number(sweepEnv) : 60_000);
+    this.sweepMs = options.sweepMs ?? DEFAULT_CHANGE_SWEEP_MS;
     this.nextSweep = Date.now() + this.sweepMs;
   }
 
@@ -136,14 +150,16 @@ export class Scheduler {
         const claimed = await this.runDue();
         if (!this.running) break;
         // (Beside the jobs, not before them: a step folding many subscribers takes a while.)
-        if (this.store.dialect == 'postgres' && this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
+        if (this.store.dialect === 'postgres' && this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
           this.sweeping = this.sweep()
             .catch(this.onError)
-            .finally(() => (this.sweeping = undefined));
+            .finally(() => {
+              this.sweeping = undefined;
+            });
         }
         if (claimed >= this.batch) continue;
         const next = await this.nextDue();
-        if (next !== undefined) wait = Math.min(this.pollMs, Math.max(claimed === 0 ? 5 : 0, next - Date.now()));
+        if (next !== undefined) wait = Math.min(this.pollMs, Math.max(claimed === 0 ? IDLE_MIN_SLEEP_MS : 0, next - Date.now()));
       } catch (err) {
         this.onError(err);
       }
@@ -185,15 +201,20 @@ export class Scheduler {
       runs.set(job.notification_id, list);
     }
     const first = (id: string) => runs.get(id)?.[0];
-    const subscriberIds = [...new Set(ids.map((id) => first(id)?.subscriber_id).filter((v): v is string => !!v))];
-    const workflowIds = [...new Set(ids.map((id) => first(id)?.template_id).filter((v): v is string => !!v))];
-    const subscribers = new Map((await k.selectFrom('subscribers').selectAll().where('id', 'in', subscriberIds).execute()).map((r) => [r.id, r]));
-    const workflows = new Map((await k.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).execute()).map((r) => [r.id, r]));
+    const isId = (value: string | undefined): value is string => !!value;
+    const subscriberIds = [...new Set(ids.map((id) => first(id)?.subscriber_id).filter(isId))];
+    const workflowIds = [...new Set(ids.map((id) => first(id)?.template_id).filter(isId))];
+    const subscriberRows = await k.selectFrom('subscribers').selectAll().where('id', 'in', subscriberIds).execute();
+    const workflowRows = await k.selectFrom('workflows').selectAll().where('id', 'in', workflowIds).execute();
+    const subscribers = new Map(subscriberRows.map((row) => [row.id, row]));
+    const workflows = new Map(workflowRows.map((row) => [row.id, row]));
 
-    let i = 0;
+    // `concurrency` workers take the runs in turn.
+    let next = 0;
     const worker = async () => {
-      while (i < ids.length) {
-        const id = ids[i++]!;
+      while (next < ids.length) {
+        const id = ids[next]!;
+        next++;
         const run = runs.get(id);
         if (!run?.length) continue;
         try {

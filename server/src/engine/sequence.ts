@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
 
 // In-app messages are numbered in the order they become visible (`messages.seq`), so a stream's
-// Last-Event-ID replay (routes/stream.ts) never misses one committed late: the numbers are given
+// Last-Event-ID replay (inbox/stream.ts) never misses one committed late: the numbers are given
 // by the last statement of the writing transaction, under a lock held until it commits. A
 // transaction that has its numbers therefore commits before the next one gets any.
 //

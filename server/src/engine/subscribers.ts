@@ -1,9 +1,9 @@
-import type { Tenant } from '../auth.ts';
+import type { Tenant } from '../db/keys.ts';
 import { newId } from '../ids.ts';
 import { toJson } from '../json.ts';
-import type { SubscriberRow } from '../views.ts';
 import { insertRows } from './bulk.ts';
-import type { Store } from './types.ts';
+import type { Store } from '../db/store.ts';
+import type { SubscriberRow } from '../db/rows.ts';
 
 /**
  * A recipient of a trigger: a subscriberId, or a subscriber object whose given fields are applied
@@ -58,14 +58,17 @@ const FIELDS = {
   timezone: 'timezone',
 } as const;
 
+/** New subscribers per insert statement (bulk.ts: within SQLite's parameters, 17 columns each). */
+const SUBSCRIBERS_PER_INSERT = 500;
+
 /** `to` of a trigger as a list of recipient objects, first occurrence of each subscriberId kept. */
 export function normalizeRecipients(to: string | RecipientInput | (string | RecipientInput)[]): RecipientInput[] {
   const list = Array.isArray(to) ? to : [to];
   const seen = new Map<string, RecipientInput>();
   for (const entry of list) {
-    const r = typeof entry === 'string' ? { subscriberId: entry } : entry;
-    const prior = seen.get(r.subscriberId);
-    seen.set(r.subscriberId, prior ? { ...prior, ...r } : r);
+    const recipient = typeof entry === 'string' ? { subscriberId: entry } : entry;
+    const prior = seen.get(recipient.subscriberId);
+    seen.set(recipient.subscriberId, prior ? { ...prior, ...recipient } : recipient);
   }
   return [...seen.values()];
 }
@@ -76,7 +79,7 @@ export function normalizeRecipients(to: string | RecipientInput | (string | Reci
  */
 export async function resolveRecipients(store: Store, tenant: Tenant, recipients: RecipientInput[], now = new Date()): Promise<SubscriberRow[]> {
   const k = store.kysely;
-  const ids = recipients.map((r) => r.subscriberId);
+  const ids = recipients.map((recipient) => recipient.subscriberId);
   const load = async () =>
     new Map(
       (
@@ -90,30 +93,33 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
     );
   const existing = await load();
   const iso = now.toISOString();
-  const fieldsOf = (r: RecipientInput) => {
+  const fieldsOf = (recipient: RecipientInput) => {
     const fields: Record<string, string | null> = {};
     for (const [key, column] of Object.entries(FIELDS)) {
-      const value = r[key as keyof typeof FIELDS];
+      const value = recipient[key as keyof typeof FIELDS];
       if (value !== undefined) fields[column] = value;
     }
-    if (r.data !== undefined) fields.data = toJson(r.data);
+    if (recipient.data !== undefined) fields.data = toJson(recipient.data);
     return fields;
   };
   const given = recipients.map(fieldsOf);
   // New subscribers: one insert for them all (a large trigger names many), with the fields given.
   const made = new Map<string, SubscriberRow>();
-  recipients.forEach((r, i) => existing.has(r.subscriberId) || made.set(r.subscriberId, newSubscriberRow(tenant, r.subscriberId, iso, given[i]!)));
+  recipients.forEach((recipient, index) => {
+    if (existing.has(recipient.subscriberId)) return;
+    made.set(recipient.subscriberId, newSubscriberRow(tenant, recipient.subscriberId, iso, given[index]!));
+  });
   const rows = [...made.values()];
-  for (let i = 0; i < rows.length; i += 500) {
-    await insertRows(store, 'subscribers', rows.slice(i, i + 500), ['environment_id', 'subscriber_id']);
+  for (let start = 0; start < rows.length; start += SUBSCRIBERS_PER_INSERT) {
+    await insertRows(store, 'subscribers', rows.slice(start, start + SUBSCRIBERS_PER_INSERT), ['environment_id', 'subscriber_id']);
   }
   let current = made.size > 0 ? await load() : existing;
   // Fields given for a subscriber that existed (or was created at the same moment by another request) update it.
   let changed = false;
-  for (const [i, r] of recipients.entries()) {
-    const row = current.get(r.subscriberId);
-    const fields = given[i]!;
-    if (!row || Object.keys(fields).length === 0 || row.id === made.get(r.subscriberId)?.id) continue;
+  for (const [index, recipient] of recipients.entries()) {
+    const row = current.get(recipient.subscriberId);
+    const fields = given[index]!;
+    if (!row || Object.keys(fields).length === 0 || row.id === made.get(recipient.subscriberId)?.id) continue;
     await k
       .updateTable('subscribers')
       .set({ ...fields, updated_at: iso })
@@ -122,9 +128,9 @@ export async function resolveRecipients(store: Store, tenant: Tenant, recipients
     changed = true;
   }
   if (changed) current = await load();
-  return recipients.map((r) => {
-    const row = current.get(r.subscriberId);
-    if (!row) throw new Error(`subscriber '${r.subscriberId}' could not be created`);
+  return recipients.map((recipient) => {
+    const row = current.get(recipient.subscriberId);
+    if (!row) throw new Error(`subscriber '${recipient.subscriberId}' could not be created`);
     return row;
   });
 }

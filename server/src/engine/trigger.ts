@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
-import type { Tenant } from '../auth.ts';
+import type { Tenant } from '../db/keys.ts';
 import type { JobTable, NotificationTable } from '../db/schema.ts';
 import { unprocessable } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { bool, parseJson, toJson } from '../json.ts';
 import { CHANNELS } from '../schemas.ts';
-import type { StoredStep, SubscriberRow, WorkflowRow } from '../views.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
 import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
-import { inTransaction, type JobOutcome, type JobRow, type Store } from './types.ts';
+import type { JobOutcome } from './types.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, StoredStep, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 
 export interface TriggerInput {
   /** The workflow's `workflowId` (its trigger identifier). */

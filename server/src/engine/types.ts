@@ -1,28 +1,8 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Dialect } from '../db/index.ts';
-import type { ChangeBus } from '../changes.ts';
-import type { Database, JobTable, NotificationTable } from '../db/schema.ts';
-import type { SubscriberRow, WorkflowRow } from '../views.ts';
-
-/** What the engine needs of the database: the Kysely instance (or a transaction of it) and its dialect. */
-export interface Store {
-  kysely: Kysely<Database>;
-  dialect: Dialect;
-  /** Where new in-app messages are announced to open streams (absent: nobody listens). */
-  changes?: ChangeBus;
-}
-
-/** Runs `fn` in a transaction, or inside the caller's when `store` already is one. */
-export async function inTransaction<T>(store: Store, fn: (trx: Store) => Promise<T>): Promise<T> {
-  if (store.kysely.isTransaction) return fn(store);
-  return store.kysely.transaction().execute((trx) => fn({ kysely: trx, dialect: store.dialect, changes: store.changes }));
-}
+import type { JobRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
+import type { Store } from '../db/store.ts';
 
 export const STEP_TYPES = ['in_app', 'email', 'sms', 'chat', 'push', 'delay', 'digest'] as const;
 export type StepType = (typeof STEP_TYPES)[number];
-
-export type JobRow = Selectable<JobTable>;
-export type NotificationRow = Selectable<NotificationTable>;
 
 /**
  * What running a job came to. `completed`: the run goes on with the next step. `waiting`: the job

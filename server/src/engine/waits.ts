@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import { parseJson, toJson } from '../json.ts';
-import type { StoredStep } from '../views.ts';
 import { UNIT_MS, type DelayControls, type DigestControls, type TimeUnit } from './controls.ts';
 import { executionDetail, finishJob } from './jobs.ts';
-import { inTransaction, type ExecutionDetail, type JobOutcome, type JobRow, type RunContext, type Store, type StepHandler } from './types.ts';
+import type { ExecutionDetail, JobOutcome, RunContext, StepHandler } from './types.ts';
+import { inTransaction, type Store } from '../db/store.ts';
+import type { JobRow, StoredStep } from '../db/rows.ts';
 
 // The steps that wait: `delay` and `digest`. Their job becomes `delayed` with `run_at` (epoch ms) set
 // to when it is due; the scheduler (scheduler.ts) claims it then and resumes the run. Nothing waits
@@ -25,16 +26,17 @@ function storedStep(job: JobRow): StoredStep {
   return parseJson<StoredStep>(job.step, { _id: '', name: '', type: job.type as StoredStep['type'], controlValues: {} });
 }
 
+/** A wait's length: `amount` of `unit` (seconds when the unit is unknown, nothing when the amount is not a positive number). */
 function windowMs(amount: unknown, unit: unknown): number {
-  const n = typeof amount === 'number' && Number.isFinite(amount) && amount > 0 ? amount : 0;
-  return n * (UNIT_MS[unit as TimeUnit] ?? 1000);
+  const count = typeof amount === 'number' && Number.isFinite(amount) && amount > 0 ? amount : 0;
+  return count * (UNIT_MS[unit as TimeUnit] ?? UNIT_MS.seconds);
 }
 
 /** A `delay` step: the job waits until now + amount x unit. */
 export const delayStep: StepHandler = async (store, job, ctx) => {
-  const cv = storedStep(job).controlValues as DelayControls;
-  const runAt = ctx.now.getTime() + windowMs(cv.amount, cv.unit);
-  const detail = executionDetail(ctx.now, 'Pending', `Delayed for ${cv.amount} ${cv.unit}, until ${new Date(runAt).toISOString()}`, {
+  const controls = storedStep(job).controlValues as DelayControls;
+  const runAt = ctx.now.getTime() + windowMs(controls.amount, controls.unit);
+  const detail = executionDetail(ctx.now, 'Pending', `Delayed for ${controls.amount} ${controls.unit}, until ${new Date(runAt).toISOString()}`, {
     raw: toJson({ runAt: new Date(runAt).toISOString() }),
   });
   await finishJob(store, job, 'delayed', detail, ctx.now, job.provider_id, { run_at: runAt });
@@ -65,9 +67,9 @@ function digestValue(payload: Record<string, unknown>, digestKey: string | undef
  */
 export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutcome> => {
   const step = storedStep(job);
-  const cv = step.controlValues as DigestControls;
+  const controls = step.controlValues as DigestControls;
   const payload = parseJson<Record<string, unknown>>(job.payload, {});
-  const value = digestValue(payload, cv.digestKey);
+  const value = digestValue(payload, controls.digestKey);
   const nowMs = ctx.now.getTime();
   const iso = ctx.now.toISOString();
 
@@ -90,7 +92,7 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
       .orderBy('run_at')
       .execute();
     const first = open.find(
-      (j) => storedStep(j)._id === step._id && digestValue(parseJson<Record<string, unknown>>(j.payload, {}), cv.digestKey) === value,
+      (candidate) => storedStep(candidate)._id === step._id && digestValue(parseJson<Record<string, unknown>>(candidate.payload, {}), controls.digestKey) === value,
     );
     if (first) {
       const digest = parseJson<{ events?: unknown[] }>(first.digest, {});
@@ -115,10 +117,10 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
         return 'waiting' as const;
       }
     }
-    runAt = nowMs + windowMs(cv.amount, cv.unit);
+    runAt = nowMs + windowMs(controls.amount, controls.unit);
     const digest = { ...parseJson<Record<string, unknown>>(job.digest, {}), events: [payload] };
     const detail = executionDetail(ctx.now, 'Pending', `Digest window open until ${new Date(runAt).toISOString()}`, {
-      raw: toJson({ runAt: new Date(runAt).toISOString(), digestKey: cv.digestKey ?? null }),
+      raw: toJson({ runAt: new Date(runAt).toISOString(), digestKey: controls.digestKey ?? null }),
     });
     await finishJob(trx, job, 'delayed', detail, ctx.now, job.provider_id, { run_at: runAt, digest: toJson(digest) });
     return 'waiting' as const;
@@ -136,13 +138,13 @@ async function skipRest(store: Store, job: JobRow, now: Date, why: string) {
     .where('step_index', '>', job.step_index)
     .where('status', '=', 'pending')
     .execute();
-  for (const r of rest) {
-    const details = parseJson<ExecutionDetail[]>(r.execution_details, []);
+  for (const pending of rest) {
+    const details = parseJson<ExecutionDetail[]>(pending.execution_details, []);
     details.push(executionDetail(now, 'Skipped', why));
     await store.kysely
       .updateTable('jobs')
       .set({ status: 'skipped', execution_details: toJson(details), updated_at: now.toISOString() })
-      .where('id', '=', r.id)
+      .where('id', '=', pending.id)
       .where('status', '=', 'pending')
       .execute();
   }
@@ -150,10 +152,10 @@ async function skipRest(store: Store, job: JobRow, now: Date, why: string) {
 
 /** The events of the last digest job before `index` that completed, for the steps after it. */
 export function digestBefore(jobs: JobRow[], index: number): RunContext['digest'] {
-  for (let i = index - 1; i >= 0; i--) {
-    const j = jobs[i]!;
-    if (j.type === 'digest' && j.status === 'completed') {
-      return { events: parseJson<{ events?: Record<string, unknown>[] }>(j.digest, {}).events ?? [] };
+  for (let before = index - 1; before >= 0; before--) {
+    const job = jobs[before]!;
+    if (job.type === 'digest' && job.status === 'completed') {
+      return { events: parseJson<{ events?: Record<string, unknown>[] }>(job.digest, {}).events ?? [] };
     }
   }
   return undefined;

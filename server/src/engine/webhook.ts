@@ -15,6 +15,8 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { MAX_URL_LENGTH } from '../render.ts';
+import { engineSettings } from './settings.ts';
 
 export const WEBHOOK_TIMEOUT_MS = 5000;
 /** Chat webhooks of one step sent at once, at most. */
@@ -25,12 +27,8 @@ const MAX_BODY_BYTES = 64 * 1024;
 /** Host names of cloud metadata services, refused whatever they resolve to. */
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
 
-let allowPrivate = process.env.NOTIF_ALLOW_PRIVATE_WEBHOOKS === '1' || process.env.NOTIF_ALLOW_PRIVATE_WEBHOOKS === 'true';
-
-/** Lets webhooks reach private and loopback addresses (`--allow-private-webhooks`): development only. */
-export function allowPrivateWebhooks(allow: boolean) {
-  allowPrivate = allow;
-}
+/** True when webhooks may reach private and loopback addresses (`--allow-private-webhooks`): development only. */
+const allowPrivate = () => engineSettings().allowPrivateWebhooks;
 
 export interface WebhookOutcome {
   ok: boolean;
@@ -45,7 +43,7 @@ export interface WebhookOutcome {
 
 /** True for an absolute http(s) URL with a host and no user:password part. */
 export function isWebhookUrl(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > 2048) return false;
+  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH) return false;
   try {
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password;
@@ -81,7 +79,7 @@ function refusedName(hostname: string): string | null {
  * resolves to). `--allow-private-webhooks` lifts it.
  */
 export function refusedHost(url: string): string | null {
-  if (allowPrivate) return null;
+  if (allowPrivate()) return null;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   return ipaddr.isValid(host) ? refusedAddress(host) : refusedName(host);
 }
@@ -91,8 +89,8 @@ const checkedLookup: LookupFunction = (hostname, options, callback) => {
   lookup(hostname, { all: true, family: (options as { family?: number }).family ?? 0 })
     .then((addresses) => {
       if (addresses.length === 0) throw new Error(`${hostname} did not resolve`);
-      for (const a of addresses) {
-        const why = refusedAddress(a.address);
+      for (const resolved of addresses) {
+        const why = refusedAddress(resolved.address);
         if (why) throw new RefusedAddress(`${hostname} resolves to ${why}`);
       }
       const all = (options as { all?: boolean }).all;
@@ -119,7 +117,7 @@ export async function postWebhook(url: string, body: unknown, timeoutMs = WEBHOO
           method: 'POST',
           headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, 'user-agent': 'notif-inbox' },
           // The checked lookup: the connection goes to the address that was checked.
-          ...(allowPrivate ? {} : { lookup: checkedLookup }),
+          ...(allowPrivate() ? {} : { lookup: checkedLookup }),
           agent: false,
           signal: AbortSignal.timeout(timeoutMs),
         },
@@ -136,9 +134,9 @@ export async function postWebhook(url: string, body: unknown, timeoutMs = WEBHOO
     return { ok, statusCode, ...(ok ? {} : { error: `answered ${statusCode}` }), ms: Date.now() - started };
   } catch (err) {
     if (err instanceof RefusedAddress) return { ok: false, refused: true, error: `refused: ${err.message}`, ms: Date.now() - started };
-    const e = err as Error & { code?: string };
-    const error =
-      e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : [e.code, e.message].filter(Boolean).join(': ');
+    const failure = err as Error & { code?: string };
+    const timedOut = failure.name === 'TimeoutError' || failure.name === 'AbortError';
+    const error = timedOut ? `no answer within ${timeoutMs} ms` : [failure.code, failure.message].filter(Boolean).join(': ');
     return { ok: false, error: error || 'request failed', ms: Date.now() - started };
   }
 }
@@ -149,8 +147,9 @@ export async function mapBounded<T, R>(items: T[], limit: number, work: (item: T
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
+      const index = next;
+      next++;
+      results[index] = await work(items[index]!);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

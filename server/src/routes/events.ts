@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppContext } from '../app.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { trigger } from '../engine/trigger.ts';
-import { recordWith } from '../idempotency.ts';
 import { JsonObject } from '../schemas.ts';
 
 // POST /v1/events/trigger (decisions.md, "Beyond the spec"): runs a workflow for one or more
@@ -9,7 +8,7 @@ import { JsonObject } from '../schemas.ts';
 
 const SubscriberString = Type.String({ minLength: 1, maxLength: 255 });
 const Text = Type.String({ maxLength: 1024 });
-export const RecipientObject = Type.Object({
+const RecipientObject = Type.Object({
   subscriberId: SubscriberString,
   firstName: Type.Optional(Text),
   lastName: Type.Optional(Text),
@@ -22,7 +21,7 @@ export const RecipientObject = Type.Object({
 });
 const Recipient = Type.Union([SubscriberString, RecipientObject]);
 
-export const TriggerBody = Type.Object({
+const TriggerBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128 }),
   to: Type.Union([Recipient, Type.Array(Recipient, { minItems: 1, maxItems: 100 })]),
   payload: Type.Optional(JsonObject),
@@ -31,15 +30,17 @@ export const TriggerBody = Type.Object({
   actor: Type.Optional(Recipient),
 });
 
-export function eventRoutes(app: App, ctx: AppContext) {
+const events: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/v1/events/trigger', { schema: { body: TriggerBody } }, async (request, reply) => {
     const answer = (transactionId: string) => ({ acknowledged: true, status: 'processed', transactionId });
     // The idempotency key is answered in the transaction that records the runs: a retry after a
     // crash replays this answer, never triggers again.
-    const record = await recordWith(ctx.db, request, 201);
-    const { transactionId } = await trigger(ctx.db, request.tenant, request.body, {
-      onRecorded: record && ((trx, id) => record(trx, answer(id))),
+    const record = await request.answerRecorder(201);
+    const { transactionId } = await trigger(app.db, request.tenant, request.body, {
+      onRecorded: record ? (trx, recorded) => record(trx, answer(recorded)) : undefined,
     });
     return reply.code(201).send(answer(transactionId));
   });
-}
+};
+
+export default events;

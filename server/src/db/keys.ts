@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { Db } from './db/index.ts';
-import { newId, nowIso } from './ids.ts';
+import type { Db } from './index.ts';
+import { newId, nowIso } from '../ids.ts';
 
 /** Whom a request speaks for: the API key's environment and its organization. */
 export interface Tenant {
@@ -13,8 +13,11 @@ export function hashKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
 
+/** Random bytes in a key: 192 bits. */
+const KEY_BYTES = 24;
+
 export function generateKey(): string {
-  return 'nk_' + randomBytes(24).toString('hex');
+  return 'nk_' + randomBytes(KEY_BYTES).toString('hex');
 }
 
 /** Finds or creates the organization and environment with these names. */
@@ -62,26 +65,13 @@ export async function registerKey(db: Db, key: string, orgName: string, envName:
   return tenant;
 }
 
-/** Parses `NOTIF_API_KEYS="key1=org/env,key2=org/env2"`. */
-export function parseKeyList(value: string): { key: string; org: string; env: string }[] {
-  return value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const m = /^([^=\s]+)=([^/\s]+)\/([^/\s]+)$/.exec(entry);
-      if (!m) throw new Error(`NOTIF_API_KEYS: '${entry}' is not of the form key=org/env`);
-      return { key: m[1]!, org: m[2]!, env: m[3]! };
-    });
-}
-
 /**
  * How long an unknown key is remembered as unknown (ms), and how many are. A request with an unknown
  * key would otherwise cost a database lookup every time (on PostgreSQL a round trip: bench showed a
  * process answering about 6,000 such requests a second against 32,000 with a known key); a client
  * retrying a wrong key now costs one lookup per UNKNOWN_FOR_MS. The table is bounded (the oldest
  * entry makes room), so random keys cannot grow memory; they still cost a lookup each, rate limits
- * or not (the limiter resolves a key to know whose budget it counts against; ratelimit.ts counts an
+ * or not (the limiter resolves a key to know whose budget it counts against; plugins/rate-limit.ts counts an
  * unknown one against its client's address, which bounds the answers such a client gets, not the
  * lookups).
  */
@@ -90,11 +80,14 @@ export const MAX_UNKNOWN = 10_000;
 
 /** The hashes of keys found unknown, per database: registerKey forgets one the moment it registers it. */
 const unknownByDb = new WeakMap<Db, { hashes: Map<string, number>; registered: number }>();
-const unknownOf = (db: Db) => {
+function unknownOf(db: Db) {
   let entry = unknownByDb.get(db);
-  if (!entry) unknownByDb.set(db, (entry = { hashes: new Map(), registered: 0 }));
+  if (!entry) {
+    entry = { hashes: new Map(), registered: 0 };
+    unknownByDb.set(db, entry);
+  }
   return entry;
-};
+}
 
 export interface KeyResolverOptions {
   now?: () => number;

@@ -1,7 +1,8 @@
-import { hashKey } from './auth.ts';
-import type { FastifyRequest } from 'fastify';
-import type { App } from './app.ts';
-import { HttpError } from './errors.ts';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync } from 'fastify';
+import { hashKey } from '../db/keys.ts';
+import { HttpError } from '../errors.ts';
+import { isApiRequest } from './auth.ts';
 
 /**
  * Rate limits, as decisions.md sets them: off unless configured (`serve --rate-limit 100/60s` or
@@ -28,23 +29,6 @@ export interface RateLimitConfig {
   scope: RateLimitScope;
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/**
- * Parses `N/window`: `100/60s`, `5/10s`, `1000/1m`, `10000/1h`, `100/500ms`, or `100/60` (seconds).
- * Throws an Error whose message says what is wrong.
- */
-export function parseRateLimit(text: string, scope: string = 'key'): RateLimitConfig {
-  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*(ms|s|m|h)?\s*$/i.exec(text);
-  if (!m) throw new Error(`rate limit '${text}' is not of the form N/window (for example 100/60s)`);
-  const limit = Number(m[1]);
-  const windowMs = Number(m[2]) * UNITS[(m[3] ?? 's').toLowerCase()]!;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`rate limit '${text}': N must be at least 1`);
-  if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new Error(`rate limit '${text}': the window must be longer than 0`);
-  if (scope !== 'key' && scope !== 'environment') throw new Error(`rate limit scope '${scope}' must be 'key' or 'environment'`);
-  return { limit, windowMs, scope };
-}
-
 interface Window {
   /** Epoch milliseconds when this window ends. */
   resetAt: number;
@@ -64,12 +48,11 @@ declare module 'fastify' {
 }
 
 export interface RateLimitOptions extends RateLimitConfig {
-  /** The environment of an API key, for scope `environment` (null when the key is unknown). */
-  environmentOf: (key: string) => Promise<string | null>;
-  /** Which requests count: by default every request whose path starts with /v1/ or /v2/. */
-  applies: (request: FastifyRequest) => boolean;
+  /** The clock (tests); Date.now by default. */
   now?: () => number;
 }
+
+const MS_PER_SECOND = 1000;
 
 /** Counts requests in fixed windows per caller. */
 export class FixedWindowCounter {
@@ -102,30 +85,33 @@ export class FixedWindowCounter {
   }
 }
 
-/** Installs the limit on the app. Register it before authentication, so unknown keys count too. */
-export function rateLimit(app: App, options: RateLimitOptions) {
+/**
+ * Counts every API request (/v1, /v2; not a preflight) against its caller's window. Register it
+ * before the auth plugin, so requests with an unknown key count too. Needs the db plugin (the key
+ * resolver tells a key's environment).
+ */
+const rateLimit: FastifyPluginAsync<RateLimitOptions> = async (app, options) => {
   const counter = new FixedWindowCounter(options.limit, options.windowMs);
   const now = options.now ?? Date.now;
 
   const callerOf = async (authorization: string | undefined, ip: string): Promise<string> => {
-    const m = authorization ? /^\s*apikey\s+(\S+)\s*$/i.exec(authorization) : null;
-    if (m) {
-      const key = m[1]!;
+    const apiKey = authorization ? /^\s*apikey\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+    if (apiKey) {
       // An unknown key counts against its address: a new random key per request gets no budget of its own.
-      const env = await options.environmentOf(key);
-      if (env) return options.scope === 'environment' ? `env:${env}` : `key:${hashKey(key)}`;
+      const environment = (await app.keys.resolve(apiKey))?.environmentId;
+      if (environment) return options.scope === 'environment' ? `env:${environment}` : `key:${hashKey(apiKey)}`;
     }
     return `ip:${ip}`;
   };
 
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS' || !options.applies(request)) return;
+    if (request.method === 'OPTIONS' || !isApiRequest(request)) return;
     const at = now();
     const taken = counter.take(await callerOf(request.headers.authorization, request.ip), at);
     request.rateLimit = taken;
     if (!taken.allowed) {
-      const retryAfter = Math.max(1, Math.ceil((taken.resetAt - at) / 1000));
-      throw new HttpError(429, `Rate limit of ${taken.limit} requests per ${options.windowMs / 1000} s exceeded; retry in ${retryAfter} s`, undefined, {
+      const retryAfter = Math.max(1, Math.ceil((taken.resetAt - at) / MS_PER_SECOND));
+      throw new HttpError(429, `Rate limit of ${taken.limit} requests per ${options.windowMs / MS_PER_SECOND} s exceeded; retry in ${retryAfter} s`, undefined, {
         'Retry-After': String(retryAfter),
       });
     }
@@ -137,7 +123,9 @@ export function rateLimit(app: App, options: RateLimitOptions) {
     if (!counted) return payload;
     reply.header('RateLimit-Limit', String(counted.limit));
     reply.header('RateLimit-Remaining', String(Math.max(0, counted.remaining)));
-    reply.header('RateLimit-Reset', String(Math.max(0, Math.ceil((counted.resetAt - now()) / 1000))));
+    reply.header('RateLimit-Reset', String(Math.max(0, Math.ceil((counted.resetAt - now()) / MS_PER_SECOND))));
     return payload;
   });
-}
+};
+
+export default fp(rateLimit, { name: 'rate-limit', dependencies: ['db'] });

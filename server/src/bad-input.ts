@@ -1,38 +1,11 @@
-import type { App } from './app.ts';
-import { HttpError } from './errors.ts';
+// Input that neither database can store alike, or that would cost too much to walk: the request
+// guard (plugins/input-guard.ts) refuses it in every request, and the feed's payload filter in its
+// decoded JSON.
 
 /** How deep objects and arrays may nest in a request's JSON (the body, a feed payload filter). */
 export const MAX_JSON_DEPTH = 32;
 /** How many keys a request's JSON may hold in all (a 1 MB body of tiny keys would cost every walk of it seconds). */
 export const MAX_JSON_KEYS = 10_000;
-
-/**
- * Refuses, with the validation error of decisions.md (422), before anything reads or stores them:
- * - JSON nested deeper than MAX_JSON_DEPTH levels (it would overflow the stack of whatever walks it
- *   next: serialisation, the idempotency fingerprint, a database's JSON functions);
- * - JSON holding more than MAX_JSON_KEYS keys in all (objects' keys and arrays' items);
- * - strings or keys holding a NUL character (U+0000), which PostgreSQL text cannot store;
- * - strings or keys holding a lone surrogate (half of a UTF-16 pair), which is not Unicode text and
- *   which PostgreSQL's JSON refuses.
- * Path parameters, the query and the JSON body are checked, so both databases answer alike.
- */
-export function guardInput(app: App) {
-  app.addHook('preValidation', async (request) => {
-    for (const [source, value] of [
-      ['params', request.params],
-      ['querystring', request.query],
-      ['body', request.body],
-    ] as const) {
-      const found = findBadInput(value);
-      if (found) {
-        const field = found.path.join('.') || source;
-        throw new HttpError(422, `${field} ${found.problem}`, {
-          [field]: { messages: [found.problem], value: found.value },
-        });
-      }
-    }
-  });
-}
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -48,7 +21,15 @@ export interface BadInput {
   value: unknown;
 }
 
-/** The first problem in `root` (see guardInput), walking without recursion; undefined when none. */
+/**
+ * The first problem in `root`, walking without recursion; undefined when none:
+ * - JSON nested deeper than `maxDepth` levels (it would overflow the stack of whatever walks it
+ *   next: serialisation, the idempotency fingerprint, a database's JSON functions);
+ * - JSON holding more than `maxKeys` keys in all (objects' keys and arrays' items);
+ * - strings or keys holding a NUL character (U+0000), which PostgreSQL text cannot store;
+ * - strings or keys holding a lone surrogate (half of a UTF-16 pair), which is not Unicode text and
+ *   which PostgreSQL's JSON refuses.
+ */
 export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH, maxKeys = MAX_JSON_KEYS): BadInput | undefined {
   let keys = 0;
   const stack: { value: unknown; path: string[]; depth: number }[] = [{ value: root, path: [], depth: 0 }];
@@ -62,7 +43,8 @@ export function findBadInput(root: unknown, maxDepth = MAX_JSON_DEPTH, maxKeys =
     if (value === null || typeof value !== 'object') continue;
     if (depth >= maxDepth) return { path, problem: `must not nest deeper than ${maxDepth} levels`, value: null };
     const entries = Object.entries(value);
-    if ((keys += entries.length) > maxKeys) return { path, problem: `must not hold more than ${maxKeys} keys and items in all`, value: null };
+    keys += entries.length;
+    if (keys > maxKeys) return { path, problem: `must not hold more than ${maxKeys} keys and items in all`, value: null };
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, item] = entries[i]!;
       const problem = textProblem(key);

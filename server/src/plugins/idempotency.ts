@@ -1,17 +1,18 @@
 import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from './app.ts';
-import type { Db } from './db/index.ts';
-import { HttpError } from './errors.ts';
-import { isSealed, secretsFor } from './secrets.ts';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/index.ts';
+import { HttpError } from '../errors.ts';
+import { isSealed, secretsFor } from '../db/secrets.ts';
 
+/** How long a key is kept, and its answer replayed: 24 hours, as decisions.md fixes it. */
 const TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * A request that has held its key this long without answering is taken as abandoned (its process
  * died before its writes committed: a trigger answers its key in the transaction of its writes).
  * NOTIF_IDEMPOTENCY_IN_FLIGHT_MS shortens it (the crash tests).
  */
-const IN_FLIGHT_MS = Number(process.env.NOTIF_IDEMPOTENCY_IN_FLIGHT_MS) || 60 * 1000;
+export const DEFAULT_IN_FLIGHT_MS = 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 /**
  * How often a process deletes the keys older than TTL_MS, which nothing replays any more: without
@@ -22,31 +23,49 @@ const SWEEP_MS = 60 * 1000;
 interface Held {
   key: string;
   organizationId: string;
-  /** The answer was stored with the request's own writes (recordWith): keep it whatever happens next. */
+  /** The answer was stored with the request's own writes (answerRecorder): keep it whatever happens next. */
   recorded?: boolean;
 }
 
+/** Stores a request's answer for its idempotency key inside the caller's transaction (see answerRecorder). */
+export type RecordAnswer = (trx: Pick<Db, 'kysely'>, answer: unknown) => Promise<void>;
+
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The idempotency key this request holds, while it runs. */
     idempotency?: Held;
+    /**
+     * For a request whose writes must never run twice (a trigger): a function that stores `answer`
+     * for the request's idempotency key inside the caller's transaction, so the key is answered
+     * once the writes are durable, even if the process dies before it replies (a retry then replays
+     * the answer instead of running the request again). Undefined when the request holds no key.
+     */
+    answerRecorder(status: number): Promise<RecordAnswer | undefined>;
   }
+}
+
+export interface IdempotencyOptions {
+  /** See DEFAULT_IN_FLIGHT_MS. */
+  inFlightMs?: number;
 }
 
 /**
  * The `idempotency-key` header, as decisions.md fixes it: on every non-GET request, scoped to the
  * organization, stored in the database for 24 hours (so it survives a restart). Same key and body:
  * the stored answer is replayed with `Idempotency-Replay: true`; while the first is still running:
- * 409 with `Retry-After: 1`; a different body: 422.
+ * 409 with `Retry-After: 1`; a different body: 422. Needs the db plugin, and the auth plugin before
+ * it (a key belongs to the request's organization).
  */
-export function idempotency(app: App, db: Db) {
+const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options) => {
+  const db = app.db;
   const k = db.kysely;
+  const inFlightMs = options.inFlightMs ?? DEFAULT_IN_FLIGHT_MS;
   let nextSweep = 0;
   /** Deletes the expired keys, at most once per SWEEP_MS; run beside the request, not before it. */
   const sweep = (now: number) => {
     if (now < nextSweep) return;
     nextSweep = now + SWEEP_MS;
-    void k
-      .deleteFrom('idempotency_keys')
+    k.deleteFrom('idempotency_keys')
       .where('created_at', '<', now - TTL_MS)
       .execute()
       .catch((err: unknown) => app.log.warn({ err }, 'deleting expired idempotency keys failed'));
@@ -84,7 +103,7 @@ export function idempotency(app: App, db: Db) {
         .executeTakeFirst();
       if (!row) continue; // removed between the two statements: try again
       const age = now - Number(row.created_at);
-      const abandoned = row.state === 'in_flight' && age > IN_FLIGHT_MS;
+      const abandoned = row.state === 'in_flight' && age > inFlightMs;
       if (age > TTL_MS || abandoned) {
         await k.deleteFrom('idempotency_keys').where('organization_id', '=', organizationId).where('key', '=', key).execute();
         continue;
@@ -128,34 +147,26 @@ export function idempotency(app: App, db: Db) {
     if (!held || held.recorded) return;
     await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
   });
-}
 
-/**
- * For a request whose writes must never run twice (a trigger): a function that stores `answer` for
- * the request's idempotency key inside the caller's transaction, so the key is answered once the
- * writes are durable, even if the process dies before it replies (a retry then replays the answer
- * instead of running the request again). Undefined when the request holds no key.
- */
-export async function recordWith(
-  db: Db,
-  request: FastifyRequest,
-  status: number,
-): Promise<((trx: Pick<Db, 'kysely'>, answer: unknown) => Promise<void>) | undefined> {
-  const held = request.idempotency;
-  if (!held) return undefined;
-  // Read the sealing key now: inside the caller's transaction the database may be busy with it.
-  const secrets = await secretsFor(db);
-  return async (trx, answer) => {
-    const body = secrets.seal(JSON.stringify(answer), storedBodyContext(held.organizationId, held.key));
-    await trx.kysely
-      .updateTable('idempotency_keys')
-      .set({ state: 'done', status_code: status, body })
-      .where('organization_id', '=', held.organizationId)
-      .where('key', '=', held.key)
-      .execute();
-    held.recorded = true;
-  };
-}
+  app.decorateRequest('answerRecorder', async function (this: FastifyRequest, status: number): Promise<RecordAnswer | undefined> {
+    const held = this.idempotency;
+    if (!held) return undefined;
+    // Read the sealing key now: inside the caller's transaction the database may be busy with it.
+    const secrets = await secretsFor(db);
+    return async (trx, answer) => {
+      const body = secrets.seal(JSON.stringify(answer), storedBodyContext(held.organizationId, held.key));
+      await trx.kysely
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', status_code: status, body })
+        .where('organization_id', '=', held.organizationId)
+        .where('key', '=', held.key)
+        .execute();
+      held.recorded = true;
+    };
+  });
+};
+
+export default fp(idempotency, { name: 'idempotency', dependencies: ['db', 'auth'] });
 
 const storedBodyContext = (organizationId: string, key: string) => `idempotency:${organizationId}:${key}`;
 

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scryptSync } from 'node:crypto';
-import type { Db } from './db/index.ts';
+import type { Db } from './index.ts';
 
 // Secrets at rest (integration credentials, configurations.inboundWebhookSigningKey): AES-256-GCM
 // with a 12-byte random IV per value and the row's identity as additional authenticated data, so a
@@ -14,8 +14,23 @@ import type { Db } from './db/index.ts';
 // Nothing here logs, and error messages never carry a value.
 
 const PREFIX = 'enc:v1:';
+/** AES-GCM's initialization vector: 12 random bytes per value. */
+const IV_BYTES = 12;
+/** An event id: one AES block, the commit number in its first half and the scope's tag in its second. */
+const BLOCK_BYTES = 16;
+const SCOPE_TAG_BYTES = 8;
+/** A block in base64url, without padding. */
+const EVENT_ID = /^[\w-]{22}$/;
 const SETTING_KEY = 'encryption_key';
 const SETTING_SALT = 'encryption_salt';
+
+/** A scope's event ids (Secrets.eventIds). */
+export interface EventIds {
+  /** The id of commit number `seq`. */
+  seal(seq: number): string;
+  /** The commit number of an id of this scope; undefined for anything else. */
+  open(id: string): number | undefined;
+}
 
 export class Secrets {
   /** The stream ids' own key (derived: one key, one use). */
@@ -32,31 +47,32 @@ export class Secrets {
    * many messages everyone else was sent meanwhile. `open` gives back the number of an id of this
    * scope, and undefined for anything else (another scope's id, a number, garbage).
    */
-  eventIds(scope: string): { seal(seq: number): string; open(id: string): number | undefined } {
-    const tag = createHash('sha256').update(scope).digest().subarray(0, 8);
-    const aes = (block: Buffer, decrypt?: boolean) => {
-      const c = (decrypt ? createDecipheriv : createCipheriv)('aes-256-ecb', this.#ids, null).setAutoPadding(false);
-      return Buffer.concat([c.update(block), c.final()]);
+  eventIds(scope: string): EventIds {
+    const tag = createHash('sha256').update(scope).digest().subarray(0, SCOPE_TAG_BYTES);
+    const aes = (block: Buffer, decrypt = false) => {
+      const cipher = (decrypt ? createDecipheriv : createCipheriv)('aes-256-ecb', this.#ids, null).setAutoPadding(false);
+      return Buffer.concat([cipher.update(block), cipher.final()]);
     };
     return {
       seal: (seq) => {
-        const block = Buffer.alloc(16);
+        const block = Buffer.alloc(BLOCK_BYTES);
         block.writeBigUInt64BE(BigInt(seq));
-        tag.copy(block, 8);
+        tag.copy(block, BLOCK_BYTES - SCOPE_TAG_BYTES);
         return aes(block).toString('base64url');
       },
       open: (id) => {
-        if (!/^[\w-]{22}$/.test(id)) return undefined;
+        if (!EVENT_ID.test(id)) return undefined;
         const block = aes(Buffer.from(id, 'base64url'), true);
         const seq = block.readBigUInt64BE();
-        return tag.equals(block.subarray(8)) && seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
+        const ofThisScope = tag.equals(block.subarray(BLOCK_BYTES - SCOPE_TAG_BYTES));
+        return ofThisScope && seq <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(seq) : undefined;
       },
     };
   }
 
   /** Seals `plaintext`; `context` (for example `integration:<id>:credentials`) must be given again to open it. */
   seal(plaintext: string, context: string): string {
-    const iv = randomBytes(12);
+    const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
@@ -104,15 +120,20 @@ export function secretsFor(db: Db): Promise<Secrets> {
   return secrets;
 }
 
+/** AES-256's key length, in bytes. */
+const KEY_BYTES = 32;
+/** The length of the salt a passphrase is derived with, in bytes. */
+const SALT_BYTES = 16;
+
 async function loadKey(db: Db): Promise<Buffer> {
-  const fromEnv = process.env.NOTIF_ENCRYPTION_KEY;
-  if (fromEnv) {
-    const salt = await setting(db, SETTING_SALT, () => randomBytes(16).toString('base64'));
-    return scryptSync(fromEnv, Buffer.from(salt, 'base64'), 32);
+  const passphrase = db.encryptionKey;
+  if (passphrase) {
+    const salt = await setting(db, SETTING_SALT, () => randomBytes(SALT_BYTES).toString('base64'));
+    return scryptSync(passphrase, Buffer.from(salt, 'base64'), KEY_BYTES);
   }
-  const stored = await setting(db, SETTING_KEY, () => randomBytes(32).toString('base64'));
+  const stored = await setting(db, SETTING_KEY, () => randomBytes(KEY_BYTES).toString('base64'));
   const key = Buffer.from(stored, 'base64');
-  if (key.length !== 32) throw new Error(`settings.${SETTING_KEY} is not a 32-byte base64 key`);
+  if (key.length !== KEY_BYTES) throw new Error(`settings.${SETTING_KEY} is not a ${KEY_BYTES}-byte base64 key`);
   return key;
 }
 

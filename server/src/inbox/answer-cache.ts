@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { encode, THRESHOLD } from './compress.ts';
+import { encode, THRESHOLD } from '../encoding.ts';
+import { entityTag } from '../etag.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
 // not changed. An entry's key holds the inbox's version, read from the database on every request
@@ -62,6 +61,12 @@ interface Holding {
 
 /** Bytes an entry costs beyond its body and key (the objects, the Map's slot). */
 const OVERHEAD = 200;
+/** Bytes a layout's part costs (a number, or a reference to an embedded object). */
+const LAYOUT_PART_BYTES = 8;
+/** Bytes a key's character costs: a string may hold two-byte characters. */
+const BYTES_PER_CHARACTER = 2;
+/** The largest share of the cache one answer may take. */
+const MAX_ANSWER_SHARE = 1 / 10;
 
 /** A least-recently-used map of answers bounded by their total size in bytes, shared between environments (see above). */
 export class AnswerCache {
@@ -75,7 +80,10 @@ export class AnswerCache {
   get(environment: string, key: string): Answer | undefined {
     const entries = this.#holdings.get(environment)?.entries;
     const answer = entries?.get(key);
-    if (!answer) return void this.misses++;
+    if (!answer) {
+      this.misses++;
+      return undefined;
+    }
     this.hits++;
     // Most recently used last: the Map keeps insertion order.
     entries!.delete(key);
@@ -88,20 +96,29 @@ export class AnswerCache {
     // One answer may take at most a tenth of the cache (a page of 100 full messages is ~270 KB raw),
     // the embedded objects it would add counted (each once): else one could evict every other.
     const added = new Map<string, Shared>();
-    for (const part of answer.layout ?? []) if (typeof part != 'number' && !holding?.shared.has(part.text)) added.set(part.text, part);
+    for (const part of answer.layout ?? []) {
+      if (typeof part !== 'number' && !holding?.shared.has(part.text)) added.set(part.text, part);
+    }
     let size = sizeOf(key, answer);
     for (const part of added.values()) size += sharedSize(part);
-    if (size > this.maxBytes / 10) return;
+    if (size > this.maxBytes * MAX_ANSWER_SHARE) return;
     if (holding) this.#drop(holding, key);
     // (Dropping its last answer may have let the environment go.)
     holding = this.#holdings.get(environment);
-    if (!holding) this.#holdings.set(environment, (holding = { environment, entries: new Map(), shared: new Map(), bytes: 0 }));
+    if (!holding) {
+      holding = { environment, entries: new Map(), shared: new Map(), bytes: 0 };
+      this.#holdings.set(environment, holding);
+    }
     const own = holding;
     // The embedded objects it holds: the ones its environment already keeps take the place of its own copies.
     const layout = answer.layout?.map((part) => {
-      if (typeof part == 'number') return part;
+      if (typeof part === 'number') return part;
       let kept = own.shared.get(part.text);
-      if (!kept) own.shared.set(part.text, (kept = { ...part, answers: 0 })), this.#count(own, sharedSize(kept));
+      if (!kept) {
+        kept = { ...part, answers: 0 };
+        own.shared.set(part.text, kept);
+        this.#count(own, sharedSize(kept));
+      }
       kept.answers++;
       return kept;
     });
@@ -111,7 +128,9 @@ export class AnswerCache {
     while (this.#bytes > this.maxBytes) {
       let from = own;
       if (own.bytes <= this.maxBytes / this.#holdings.size) {
-        for (const other of this.#holdings.values()) if (other.bytes > from.bytes) from = other;
+        for (const other of this.#holdings.values()) {
+          if (other.bytes > from.bytes) from = other;
+        }
       }
       this.#drop(from, from.entries.keys().next().value!);
     }
@@ -129,26 +148,41 @@ export class AnswerCache {
     holding.entries.delete(key);
     this.#count(holding, -sizeOf(key, answer));
     for (const part of answer.layout ?? []) {
-      if (typeof part != 'number' && !--part.answers) holding.shared.delete(part.text), this.#count(holding, -sharedSize(part));
+      if (typeof part === 'number') continue;
+      part.answers--;
+      if (part.answers > 0) continue;
+      holding.shared.delete(part.text);
+      this.#count(holding, -sharedSize(part));
     }
-    if (!holding.entries.size) this.#holdings.delete(holding.environment);
+    if (holding.entries.size === 0) this.#holdings.delete(holding.environment);
   }
 
   get stats() {
     let entries = 0;
     let shared = 0;
-    for (const holding of this.#holdings.values()) (entries += holding.entries.size), (shared += holding.shared.size);
+    for (const holding of this.#holdings.values()) {
+      entries += holding.entries.size;
+      shared += holding.shared.size;
+    }
     return { entries, shared, environments: this.#holdings.size, bytes: this.#bytes, maxBytes: this.maxBytes, hits: this.hits, misses: this.misses };
   }
 }
 
-const sizeOf = (key: string, answer: Answer) => (answer.body ?? answer.own!).length + (answer.layout?.length ?? 0) * 8 + key.length * 2 + OVERHEAD;
-// (The text is the map's key: counted at two bytes a character, as a string may hold them.)
-const sharedSize = (part: Shared) => part.bytes.length + part.text.length * 2 + OVERHEAD;
+/** What an entry costs the cache: its bytes, its layout, its key, and the rest. */
+function sizeOf(key: string, answer: Answer): number {
+  const bytes = (answer.body ?? answer.own!).length;
+  const layout = (answer.layout?.length ?? 0) * LAYOUT_PART_BYTES;
+  return bytes + layout + key.length * BYTES_PER_CHARACTER + OVERHEAD;
+}
+
+/** What an embedded object costs the cache (its text is the map's key). */
+function sharedSize(part: Shared): number {
+  return part.bytes.length + part.text.length * BYTES_PER_CHARACTER + OVERHEAD;
+}
 
 /**
  * The answer for JSON text given in parts (feedParts: own text at even indexes, embedded objects'
- * JSON at odd ones) in `encoding` (none below THRESHOLD, as compress.ts does). Its entity tag is a
+ * JSON at odd ones) in `encoding` (none below THRESHOLD, as the compression plugin does). Its entity tag is a
  * hash of the text, so equal answers have equal tags whatever produced them, with the encoding
  * appended (a strong tag names one sequence of bytes).
  */
@@ -161,8 +195,11 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
     const body = exact(encode(parts.join(''), encoding, length));
     return { body, length: body.length, encoding, etag: `"${tag}-${encoding}"` };
   }
-  const layout = parts.map((text, i) => (i % 2 ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
-  return { own: exact(parts.filter((_, i) => i % 2 == 0).join('')), layout, length, etag: `"${tag}"` };
+  // Own text at even indexes (kept by its length), embedded objects at odd ones (kept as objects).
+  const isEmbedded = (index: number) => index % 2 === 1;
+  const layout = parts.map((text, index) => (isEmbedded(index) ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
+  const own = parts.filter((_, index) => !isEmbedded(index)).join('');
+  return { own: exact(own), layout, length, etag: `"${tag}"` };
 }
 
 /**
@@ -172,73 +209,7 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
  */
 function exact(data: string | Buffer): Buffer {
   const out = Buffer.allocUnsafeSlow(Buffer.byteLength(data));
-  if (typeof data == 'string') out.write(data);
+  if (typeof data === 'string') out.write(data);
   else data.copy(out);
   return out;
-}
-
-/**
- * Buffers that uncompressed answers are put together in, used again once an answer is written.
- * A fresh buffer per answer (53 KB for a full page of 20) is memory outside the JavaScript heap,
- * which the garbage collector is then pressed to reclaim: bench:server's full, uncompressed page
- * ran at 23.6 to 28.7% of bare Node so, 36.1 to 38.1% with these. A buffer comes back only when
- * its answer's `finish` says every byte was handed to the socket; an answer cut off before that
- * leaves its buffer to the collector, so no buffer is written while a write of it may be pending.
- */
-const spare: Buffer[] = [];
-let spareBytes = 0;
-/** At most this many bytes of buffers wait here; a buffer is at least SPARE_MIN bytes, so one serves most pages. */
-export const SPARE_BYTES = 4 << 20;
-const SPARE_MIN = 64 << 10;
-
-function bufferFor(reply: FastifyReply, length: number): Buffer {
-  const i = spare.findIndex((b) => b.length >= length);
-  const buffer = i < 0 ? Buffer.allocUnsafeSlow(Math.max(length, SPARE_MIN)) : spare.splice(i, 1)[0]!;
-  if (i >= 0) spareBytes -= buffer.length;
-  reply.raw.once('finish', () => {
-    if (spareBytes + buffer.length <= SPARE_BYTES) spare.push(buffer), (spareBytes += buffer.length);
-  });
-  return buffer;
-}
-
-/** The answer's bytes: its body, or its own bytes with the embedded objects' put back in place (in a spare buffer). */
-function bytesOf(answer: Answer, reply: FastifyReply): Buffer {
-  if (answer.body) return answer.body;
-  const out = bufferFor(reply, answer.length);
-  let at = 0;
-  let from = 0;
-  for (const part of answer.layout!) {
-    if (typeof part == 'number') at += answer.own!.copy(out, at, from, (from += part));
-    else at += part.bytes.copy(out, at);
-  }
-  return out.subarray(0, at);
-}
-
-/** The entity tag of a text (whole, or in parts) sent uncompressed: a hash of it. The proxy tags what it rewrites so too. */
-export function entityTag(text: string | string[]): string {
-  const hash = createHash('sha256');
-  for (const part of typeof text == 'string' ? [text] : text) hash.update(part);
-  return `"${hash.digest('base64url').slice(0, 27)}"`;
-}
-
-/**
- * True when `If-None-Match` names the answer: by the weak comparison RFC 9110 asks for, and
- * ignoring the encoding's suffix (the same text in another encoding is as current).
- */
-export function notModified(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  const bare = (tag: string) => tag.trim().replace(/^W\//, '').replace(/-(br|gzip)"$/, '"');
-  const own = bare(etag);
-  return header.split(',').some((tag) => tag.trim() === '*' || bare(tag) === own);
-}
-
-/**
- * Sends `answer`: 304 with no body when the request's `If-None-Match` names it. A browser keeps it
- * and revalidates every time (`private, no-cache`); it differs by encoding and by key.
- */
-export function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: Answer) {
-  reply.header('etag', answer.etag).header('cache-control', 'private, no-cache').header('vary', 'accept-encoding, authorization');
-  if (notModified(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
-  if (answer.encoding) reply.header('content-encoding', answer.encoding);
-  return reply.type('application/json; charset=utf-8').send(bytesOf(answer, reply));
 }

@@ -1,12 +1,15 @@
-import type { App } from './app.ts';
-import { HttpError } from './errors.ts';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsync } from 'fastify';
+import { HttpError } from '../errors.ts';
 
 /**
  * Fault injection for tests of the elements' error paths, on only with `serve --faults` (never by
  * default). A test arms a rule with `POST /__faults {method?, path, status, times?, retryAfter?}`;
  * the next `times` requests whose path contains `path` fail with `status` through the app's real
  * error handling (a 500 is an unexpected error with an errorId, as any other 500 would be).
- * `DELETE /__faults` disarms everything.
+ * `DELETE /__faults` disarms everything. Beside it, two test-only reads: `GET /__streams` (the
+ * streams this process holds: the elements' tests count them) and `GET /__feed-cache` (the feed
+ * answer cache's figures, null when off).
  */
 interface Rule {
   method?: string;
@@ -16,17 +19,18 @@ interface Rule {
   retryAfter?: number;
 }
 
+/** An injected 500: the error handler answers it as any other, but does not print it. */
 export class InjectedFault extends Error {}
 
-export function faults(app: App) {
+const faults: FastifyPluginAsync = async (app) => {
   let rules: Rule[] = [];
 
   app.post('/__faults', async (request, reply) => {
-    const b = (request.body ?? {}) as Partial<Rule>;
-    if (typeof b.path !== 'string' || typeof b.status !== 'number' || b.status < 400 || b.status > 599) {
+    const body = (request.body ?? {}) as Partial<Rule>;
+    if (typeof body.path !== 'string' || typeof body.status !== 'number' || body.status < 400 || body.status > 599) {
       throw new HttpError(422, 'a fault needs {path: string, status: 400..599}');
     }
-    rules.push({ method: b.method?.toUpperCase(), path: b.path, status: b.status, times: b.times ?? 1, retryAfter: b.retryAfter });
+    rules.push({ method: body.method?.toUpperCase(), path: body.path, status: body.status, times: body.times ?? 1, retryAfter: body.retryAfter });
     return reply.code(201).send({ armed: rules.length });
   });
   app.delete('/__faults', async () => {
@@ -36,11 +40,17 @@ export function faults(app: App) {
 
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/__faults') || request.method === 'OPTIONS') return;
-    const rule = rules.find((r) => (!r.method || r.method === request.method) && request.url.includes(r.path));
+    const rule = rules.find((candidate) => (!candidate.method || candidate.method === request.method) && request.url.includes(candidate.path));
     if (!rule) return;
-    if (--rule.times <= 0) rules = rules.filter((r) => r !== rule);
+    rule.times--;
+    if (rule.times <= 0) rules = rules.filter((other) => other !== rule);
     if (rule.status >= 500 && rule.status !== 503) throw new InjectedFault(`injected fault for ${request.method} ${request.url}`);
     const headers = rule.retryAfter !== undefined ? { 'Retry-After': String(rule.retryAfter) } : undefined;
     throw new HttpError(rule.status, `injected fault (${rule.status})`, undefined, headers);
   });
-}
+
+  app.get('/__streams', async () => app.db.changes.listeners);
+  app.get('/__feed-cache', async () => app.feedCache?.stats ?? null);
+};
+
+export default fp(faults, { name: 'faults', dependencies: ['db', 'answer-cache'] });

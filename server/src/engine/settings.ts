@@ -1,0 +1,32 @@
+// The engine's settings: one set per process, whatever the number of apps and schedulers in it.
+// The command line (main.ts) sets them once at start from the configuration (config.ts); a host app
+// that runs the engine in its own process may call configureEngine itself. Nothing here reads the
+// environment.
+
+export interface EngineSettings {
+  /** How long a process holds the jobs it is running before another may take them over (lease.ts). */
+  runLeaseMs: number;
+  /** Test-only: the boundaries at which the process kills itself (lease.ts, crashPoint). */
+  crashPoints: readonly string[];
+  /** Let chat webhooks reach loopback, private and metadata addresses (webhook.ts): development only. */
+  allowPrivateWebhooks: boolean;
+}
+
+/** A run's lease when nothing else is set: long enough for any step, short enough to resume soon. */
+export const DEFAULT_RUN_LEASE_MS = 60_000;
+
+const current: EngineSettings = {
+  runLeaseMs: DEFAULT_RUN_LEASE_MS,
+  crashPoints: [],
+  allowPrivateWebhooks: false,
+};
+
+/** Changes the settings given; the others keep their value. */
+export function configureEngine(settings: Partial<EngineSettings>): void {
+  Object.assign(current, settings);
+}
+
+/** The settings in force. */
+export function engineSettings(): Readonly<EngineSettings> {
+  return current;
+}

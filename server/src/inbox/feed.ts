@@ -1,0 +1,314 @@
+import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
+import type { Db } from '../db/index.ts';
+import type { Tenant } from '../db/keys.ts';
+import { keptCounts, read, readMany, type InboxCounts, type UnseenCounter } from '../db/read.ts';
+import type { MessageRow } from '../db/rows.ts';
+import { RawJson, rawJson } from '../json.ts';
+import { makeAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
+import { loadEmbeds } from './embeds.ts';
+import { feedIdentifiers } from './messages.ts';
+import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
+import { findSubscriber } from './subscribers.ts';
+import { MESSAGE_COLUMNS, messageView } from './views.ts';
+
+// The hot paths: the in-app feed (endpoint 10) and the unseen count (13). Both read one
+// subscriber's in-app messages through the messages_feed / messages_unseen indexes (subscriber_id,
+// channel, ...); the subscriber's internal id already confines them to the key's environment.
+
+/** Endpoint 10's query, as its schema validated it. */
+export interface FeedQuery {
+  page: number;
+  limit: number;
+  read?: boolean;
+  seen?: boolean;
+  /** base64 of a JSON object the messages' payloads must contain (payload-filter.ts). */
+  payload?: string;
+  feedIdentifier?: string[];
+  /** Extension: the projection. Top-level Message fields, comma-separated or repeated; `_id` always. */
+  fields?: string[];
+}
+
+/**
+ * The columns of a whole Message (and of its embedded objects' lookup), named. PostgreSQL prepares
+ * the page's query once per connection (db.prepared), and a prepared `select *` fails at every
+ * use ("cached plan must not change result type") once a column is added to messages, as a
+ * process of the next version does when it migrates at start while this one still serves.
+ */
+const EVERY_COLUMN = columnList(Object.values(MESSAGE_COLUMNS));
+
+/** The select list of `columns`, `id` first, each once, quoted. */
+function columnList(columns: Iterable<string>): string {
+  return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
+}
+
+/** The projection's field names, or undefined for the whole Message (no `fields`, or nothing named). */
+export function projection(value: string[] | undefined): Set<string> | undefined {
+  const names = value?.flatMap((item) => item.split(',')).map((name) => name.trim()).filter(Boolean);
+  return names?.length ? new Set(['_id', ...names]) : undefined;
+}
+
+/**
+ * The feed's body as JSON text, in parts: own text at even indexes, an embedded object's JSON at
+ * odd ones (the answer cache keeps those once for every answer that holds them). A page's messages
+ * share one subscriber and few templates: each embedded object is serialized once per page and
+ * spliced into every message that holds it (the template is most of a message's bytes), instead of
+ * once per message. JSON columns (rawJson) are spliced in as stored, never parsed. With a
+ * projection, only the named fields (unknown names are ignored, as a spec server ignores the
+ * parameter).
+ */
+export function feedParts(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string[] {
+  const serialized = new Map<object, string>();
+  const jsonOf = (embedded: object) => {
+    let text = serialized.get(embedded);
+    if (text === undefined) {
+      text = JSON.stringify(embedded);
+      serialized.set(embedded, text);
+    }
+    return text;
+  };
+  const parts: string[] = [];
+  let own = '{"data":[';
+  // (The projection's names in its order, or every field; a name no message has adds nothing.)
+  const names = fields ? [...fields] : undefined;
+  views.forEach((view, index) => {
+    const plain: Record<string, unknown> = {};
+    const spliced: [name: string, value: object | RawJson][] = [];
+    for (const name of names ?? Object.keys(view)) {
+      const value = (view as Record<string, unknown>)[name];
+      if (name === 'subscriber' || name === 'template') {
+        if (value) spliced.push([name, value as object]);
+      } else if (value instanceof RawJson) {
+        spliced.push([name, value]);
+      } else {
+        plain[name] = value;
+      }
+    }
+    const text = JSON.stringify(plain);
+    if (index > 0) own += ',';
+    if (spliced.length === 0) {
+      own += text;
+      return;
+    }
+    // The plain fields without the closing brace, then each spliced field (after a comma, unless
+    // it is the first field of all: the plain fields' text is `{}`).
+    own += text.slice(0, -1);
+    const hasPlainFields = text !== '{}';
+    spliced.forEach(([name, value], position) => {
+      if (position > 0 || hasPlainFields) own += ',';
+      own += `"${name}":`;
+      if (value instanceof RawJson) {
+        own += value.text;
+      } else {
+        parts.push(own, jsonOf(value));
+        own = '';
+      }
+    });
+    own += '}';
+  });
+  parts.push(`${own}],${JSON.stringify(rest).slice(1)}`);
+  return parts;
+}
+
+/** The feed's body as one JSON text. */
+export const feedJson = (...args: Parameters<typeof feedParts>) => feedParts(...args).join('');
+
+/** What a feed answer is kept under (the answer cache): its inbox's and templates' versions; on PostgreSQL, with how many change rows each sum read. */
+interface Versions {
+  inbox: number | null;
+  templates: number | null;
+  inboxRows?: number;
+  templateRows?: number;
+}
+
+/**
+ * The versions an answer of the feed is kept under: the subscriber's inbox, the environment's
+ * templates (migration 0008). SQLite: a row each, kept by triggers. PostgreSQL: sums of change
+ * rows, with how many rows each sum read (POSTGRES_VERSIONS).
+ */
+const SQLITE_VERSIONS = `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`;
+const POSTGRES_VERSIONS = `select k.n, i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)
+   cross join lateral (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = k.v ->> 0) as i
+   cross join lateral (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = k.v ->> 1) as t`;
+
+/** Internal ids remembered (see Feed); past this many the memory starts again. */
+const MAX_REMEMBERED_IDS = 50_000;
+
+export interface FeedOptions {
+  /** The feed's answers (the answer cache); null: none kept. */
+  cache: AnswerCache | null;
+  /** The unseen count's one reader, shared with the streams (db/read.ts). */
+  unseen: UnseenCounter;
+  /** Where an error of the background work goes (folding change rows). */
+  onError: (err: unknown, what: string) => void;
+}
+
+/** The feed and the unseen count of an app: what they remember between requests, and their reads. */
+export class Feed {
+  readonly #db: Db;
+  readonly #cache: AnswerCache | null;
+  readonly #unseen: UnseenCounter;
+  readonly #onError: FeedOptions['onError'];
+  /**
+   * A subscriber's internal id never changes (subscribers are not deleted or renamed), so the
+   * lookup is remembered: a feed page without the embedded subscriber and an unseen count need no
+   * subscriber row.
+   */
+  readonly #internalIds = new Map<string, string>();
+  /**
+   * PostgreSQL: a page's versions, for every request that reached them in one turn of the event
+   * loop, are one statement (db/read.ts, readMany; the unseen count is batched alike).
+   */
+  readonly #versionsOf?: (key: [subscriberId: string, environmentId: string]) => Promise<Versions>;
+  /** The subscribers (or environments) whose change rows are being folded: one fold at a time each. */
+  readonly #folding = new Set<string>();
+
+  constructor(db: Db, options: FeedOptions) {
+    this.#db = db;
+    this.#cache = options.cache;
+    this.#unseen = options.unseen;
+    this.#onError = options.onError;
+    if (db.dialect === 'postgres') this.#versionsOf = readMany<[subscriberId: string, environmentId: string], Versions>(db, POSTGRES_VERSIONS);
+  }
+
+  /**
+   * Endpoint 10: a page of the subscriber's in-app feed, newest first, paged from 0, `totalCount`
+   * the real number of matches; as a finished answer in `encoding`, kept in the answer cache.
+   */
+  async page(tenant: Tenant, subscriberId: string, query: FeedQuery, encoding: 'br' | 'gzip' | undefined): Promise<Answer> {
+    const db = this.#db;
+    const filter = query.payload !== undefined ? decodePayloadFilter(query.payload) : undefined;
+    const feeds = feedIdentifiers(query.feedIdentifier);
+    const fields = projection(query.fields);
+
+    // The answer cache (answer-cache.ts): keyed by the inbox's versions, read before anything the
+    // answer shows, so a kept answer is never older than the versions it is kept under. The key
+    // holds the query as validated (unknown parameters were dropped) and normalized; the payload
+    // filter as sent (its decoded form would write a number past a double's range as null).
+    let key: string | undefined;
+    const cache = this.#cache;
+    if (cache) {
+      const internalId = await this.#internalId(tenant, subscriberId);
+      const versions = await this.#versions(internalId, tenant.environmentId);
+      key = JSON.stringify([
+        tenant.environmentId,
+        internalId,
+        versions.inbox ?? 0,
+        versions.templates ?? 0,
+        query.page,
+        query.limit,
+        query.read ?? null,
+        query.seen ?? null,
+        query.payload ?? null,
+        feeds ? [...feeds].sort() : null,
+        fields ? [...fields] : null,
+        encoding ?? null,
+      ]);
+      const kept = cache.get(tenant.environmentId, key);
+      if (kept) return kept;
+    }
+    const embedSubscriber = !fields || fields.has('subscriber');
+    const subscriber = embedSubscriber ? await findSubscriber(db, tenant, subscriberId) : undefined;
+    const internalId = subscriber?.id ?? (await this.#internalId(tenant, subscriberId));
+
+    // The query's text is written by hand (a query builder per request showed in profiles; SQLite
+    // prepares each shape once); only a payload filter's part comes from the builder.
+    const conditions = ['"subscriber_id" = ?', `"channel" = 'in_app'`];
+    const params: unknown[] = [internalId];
+    if (query.read !== undefined) {
+      conditions.push('"read" = ?');
+      params.push(query.read ? 1 : 0);
+    }
+    if (query.seen !== undefined) {
+      conditions.push('"seen" = ?');
+      params.push(query.seen ? 1 : 0);
+    }
+    if (feeds) {
+      conditions.push(feeds.length > 0 ? `"feed_identifier" in (${feeds.map(() => '?').join(', ')})` : '1 = 0');
+      params.push(...feeds);
+    }
+    if (filter) {
+      const part = payloadMatches(db.dialect, filter).compile(db.kysely);
+      conditions.push(part.sql.replace(/\$\d+/g, '?'));
+      params.push(...part.parameters);
+    }
+    const where = `from "messages" where ${conditions.join(' and ')}`;
+    // A text of a few fixed shapes may run as a named statement (db/read.ts).
+    const fixedShape = !fields && !feeds && !filter;
+
+    const offset = query.page * query.limit;
+    // With a projection, only the columns of the named fields (a page's rows are most of its cost).
+    // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
+    // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
+    const columns = fields ? columnList([...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : []))) : EVERY_COLUMN;
+    const rows = await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape);
+    const totalCount = await this.#totalCount(internalId, query, rows.length, offset, () =>
+      read<{ count: number | string }>(db, `select count(*) as "count" ${where}`, params, !feeds && !filter),
+    );
+    const embedTemplate = !fields || fields.has('template');
+    const views =
+      embedSubscriber || embedTemplate
+        ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
+        : rows.map((row) => messageView<RawJson>(row, undefined, undefined, rawJson));
+    const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: query.limit, page: query.page };
+    const answer = makeAnswer(feedParts(views, fields, rest), encoding);
+    if (cache && key) cache.set(tenant.environmentId, key, answer);
+    return answer;
+  }
+
+  /**
+   * Endpoint 13: the subscriber's unseen (or, `seen`, seen) in-app messages, capped at `limit`.
+   * Every open inbox asks for it: on SQLite one row of kept counts; on PostgreSQL one indexed count
+   * capped by a bounded subquery, batched with the streams' (db/read.ts, unseenCounter).
+   */
+  async unseenCount(tenant: Tenant, subscriberId: string, seen: boolean, limit: number): Promise<number> {
+    return this.#unseen(await this.#internalId(tenant, subscriberId), seen, limit);
+  }
+
+  /**
+   * The number of matches of a page's query. A short page ends the list, so it tells the total by
+   * itself; else the kept counts tell it when they can (SQLite, no other filter than one of read
+   * and seen); otherwise `count` counts.
+   */
+  async #totalCount(internalId: string, query: FeedQuery, found: number, offset: number, count: () => Promise<{ count: number | string }[]>): Promise<number> {
+    if (found < query.limit && (found > 0 || offset === 0)) return offset + found;
+    const filtered = query.payload !== undefined || query.feedIdentifier !== undefined;
+    const bothFlags = query.read !== undefined && query.seen !== undefined;
+    const kept: InboxCounts | undefined = filtered || bothFlags ? undefined : await keptCounts(this.#db, internalId);
+    if (kept) {
+      const flag = query.read ?? query.seen;
+      if (flag === undefined) return kept.total;
+      const cleared = query.read !== undefined ? kept.unread : kept.unseen;
+      return flag ? kept.total - cleared : cleared;
+    }
+    return Number((await count())[0]!.count);
+  }
+
+  async #internalId(tenant: Tenant, subscriberId: string): Promise<string> {
+    const key = `${tenant.environmentId}/${subscriberId}`;
+    let id = this.#internalIds.get(key);
+    if (!id) {
+      id = (await findSubscriber(this.#db, tenant, subscriberId)).id;
+      if (this.#internalIds.size >= MAX_REMEMBERED_IDS) this.#internalIds.clear();
+      this.#internalIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** The versions a page is kept under; on PostgreSQL, starts folding the change rows that piled up. */
+  async #versions(internalId: string, environmentId: string): Promise<Versions> {
+    if (!this.#versionsOf) return (await read<Versions>(this.#db, SQLITE_VERSIONS, [internalId, environmentId]))[0]!;
+    const versions = await this.#versionsOf([internalId, environmentId]);
+    if (versions.inboxRows! > MAX_CHANGE_ROWS) this.#startFold('inbox_changes', internalId);
+    if (versions.templateRows! > MAX_CHANGE_ROWS) this.#startFold('template_changes', environmentId);
+    return versions;
+  }
+
+  /** PostgreSQL: folds a subscriber's (or an environment's) change rows as they pile up (db/change-rows.ts), beside the request. */
+  #startFold(table: ChangeTable, key: string): void {
+    if (this.#folding.has(key)) return;
+    this.#folding.add(key);
+    foldChangeRows(this.#db.kysely, table, key)
+      .catch((err: unknown) => this.#onError(err, 'folding change rows failed'))
+      .finally(() => this.#folding.delete(key));
+  }
+}

@@ -1,0 +1,156 @@
+import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
+import type { Db } from '../db/index.ts';
+import type { Tenant } from '../db/keys.ts';
+import type { Database } from '../db/schema.ts';
+import { fieldProblem, notFound } from '../errors.ts';
+import { nowIso } from '../ids.ts';
+import { parseJson, toJson } from '../json.ts';
+import { loadEmbeds } from './embeds.ts';
+import { findSubscriber } from './subscribers.ts';
+
+// A subscriber's messages: mark all (endpoint 7), mark some (extension), a CTA's action (1), delete
+// by id (9) and by transaction (12). Every query is confined to the key's environment: a subscriber
+// is looked up in it, and a message through that subscriber or by its environment. Each change that
+// can change a count or a feed tells the subscriber's open streams (db/changes.ts).
+
+export const MARK_AS = ['read', 'seen', 'unread', 'unseen'] as const;
+export type MarkAs = (typeof MARK_AS)[number];
+
+export const ACTION_TYPES = ['primary', 'secondary'] as const;
+export const ACTION_STATUSES = ['pending', 'done'] as const;
+
+/**
+ * The most a message action's `payload` may hold, in bytes of JSON (UTF-8). The result is stored
+ * on the message and sent with it in every feed page and stream event; bounded only by the body
+ * limit (1 MB), one subscriber could make each of its messages a megabyte, its feed page of 20 some
+ * 20 MB (a third of a second of the process's time each, and the shared feed answer cache's room).
+ * A button's result is a few fields.
+ */
+export const MAX_ACTION_PAYLOAD_BYTES = 4096;
+
+type MessageUpdate = UpdateQueryBuilder<Database, 'messages', 'messages', UpdateResult>;
+
+/**
+ * Applies `markAs` to an update of messages, changing only the rows it really changes (so the
+ * count of updated rows is the count of changed messages). decisions.md: `read` sets read and
+ * seen; `unread` clears read; `seen` sets seen; `unseen` clears it; lastReadDate / lastSeenDate
+ * are set when the flag becomes true. `read` also applies to a read message that was marked
+ * unseen since, so that "mark all read" always leaves nothing unseen.
+ */
+export function applyMark(update: MessageUpdate, markAs: MarkAs, iso: string): MessageUpdate {
+  switch (markAs) {
+    case 'read':
+      return update
+        .set((eb) => ({
+          read: 1,
+          seen: 1,
+          last_read_date: eb.case().when('read', '=', 0).then(iso).else(eb.ref('last_read_date')).end(),
+          last_seen_date: eb.case().when('seen', '=', 0).then(iso).else(eb.ref('last_seen_date')).end(),
+          updated_at: iso,
+        }))
+        .where((eb) => eb.or([eb('read', '=', 0), eb('seen', '=', 0)]));
+    case 'unread':
+      return update.set({ read: 0, updated_at: iso }).where('read', '=', 1);
+    case 'seen':
+      return update.set({ seen: 1, last_seen_date: iso, updated_at: iso }).where('seen', '=', 0);
+    case 'unseen':
+      return update.set({ seen: 0, updated_at: iso }).where('seen', '=', 1);
+  }
+}
+
+/** Feed identifiers from a string (comma-separated allowed) or a list of them, each once; undefined when none was given. */
+export function feedIdentifiers(value: string | string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const list = (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(',')).map((item) => item.trim()).filter(Boolean);
+  return [...new Set(list)];
+}
+
+/** Tells the subscriber's (internal id) open streams that its count may have changed. */
+const changed = (db: Db, subscriberId: string) => db.changes.publish(db.kysely, { subscriberId });
+
+/** Marks every in-app message of the subscriber (of the given feeds only, when given); how many changed. */
+export async function markAll(db: Db, tenant: Tenant, subscriberId: string, markAs: MarkAs, feedIdentifier?: string | string[]): Promise<number> {
+  const subscriber = await findSubscriber(db, tenant, subscriberId);
+  const feeds = feedIdentifiers(feedIdentifier);
+  let update = db.kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('channel', '=', 'in_app');
+  if (feeds) {
+    if (feeds.length === 0) return 0;
+    update = update.where('feed_identifier', 'in', feeds);
+  }
+  const result = await applyMark(update, markAs, nowIso()).executeTakeFirst();
+  const count = Number(result.numUpdatedRows);
+  if (count > 0) await changed(db, subscriber.id);
+  return count;
+}
+
+/**
+ * Marks some of the subscriber's messages (404 naming the first that is not one of them); their
+ * views, in the order asked (one deleted meanwhile is left out).
+ */
+export async function markMessages(db: Db, tenant: Tenant, subscriberId: string, messageIds: string[], markAs: MarkAs) {
+  const k = db.kysely;
+  const subscriber = await findSubscriber(db, tenant, subscriberId);
+  const ids = [...new Set(messageIds)];
+  const found = await k.selectFrom('messages').select('id').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute();
+  const known = new Set(found.map((row) => row.id));
+  const unknown = ids.find((id) => !known.has(id));
+  if (unknown !== undefined) throw notFound('Message', unknown);
+  const update = k.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids);
+  await applyMark(update, markAs, nowIso()).execute();
+  await changed(db, subscriber.id);
+  const rows = await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  // (A message deleted since the check, by a request that came in between, is gone: left out.)
+  return loadEmbeds(db, ids.flatMap((id) => byId.get(id) ?? []), subscriber);
+}
+
+/** A CTA button's action on a message. */
+export interface MessageAction {
+  type: (typeof ACTION_TYPES)[number];
+  status: (typeof ACTION_STATUSES)[number];
+  payload?: Record<string, unknown>;
+}
+
+/** Records the action's status and result on the message (cta.action); the message's view after. */
+export async function setActionStatus(db: Db, tenant: Tenant, subscriberId: string, messageId: string, action: MessageAction) {
+  const k = db.kysely;
+  const payload = action.payload ?? {};
+  const bytes = Buffer.byteLength(JSON.stringify(payload));
+  if (bytes > MAX_ACTION_PAYLOAD_BYTES) {
+    throw fieldProblem('payload', `must be at most ${MAX_ACTION_PAYLOAD_BYTES} bytes of JSON (it is ${bytes})`);
+  }
+  const subscriber = await findSubscriber(db, tenant, subscriberId);
+  const row = await k.selectFrom('messages').selectAll().where('id', '=', messageId).where('subscriber_id', '=', subscriber.id).executeTakeFirst();
+  if (!row) throw notFound('Message', messageId);
+  const cta = parseJson<Record<string, unknown>>(row.cta, {});
+  const current = (cta.action ?? { buttons: [] }) as Record<string, unknown>;
+  cta.action = { ...current, status: action.status, result: { type: action.type, payload } };
+  const updatedAt = nowIso();
+  const updated = await k.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).executeTakeFirst();
+  // (Deleted since it was read, by a request that came in between: nothing was stored.)
+  if (!Number(updated.numUpdatedRows)) throw notFound('Message', messageId);
+  await changed(db, subscriber.id);
+  const [view] = await loadEmbeds(db, [{ ...row, cta: toJson(cta), updated_at: updatedAt }], subscriber);
+  return view;
+}
+
+/** Deletes a message of the environment; with `owner`, only if it is that subscriber's. 404 when there is none. */
+export async function deleteMessage(db: Db, tenant: Tenant, messageId: string, owner?: string): Promise<void> {
+  const subscriber = owner === undefined ? undefined : await findSubscriber(db, tenant, owner);
+  let query = db.kysely.deleteFrom('messages').where('id', '=', messageId).where('environment_id', '=', tenant.environmentId);
+  if (subscriber) query = query.where('subscriber_id', '=', subscriber.id);
+  const result = await query.returning('subscriber_id').execute();
+  if (result.length === 0) throw notFound('Message', messageId);
+  await changed(db, result[0]!.subscriber_id);
+}
+
+/** Deletes the messages of a transaction, of one channel when given; 404 when none matched. */
+export async function deleteTransactionMessages(db: Db, tenant: Tenant, transactionId: string, channel?: string): Promise<void> {
+  let query = db.kysely.deleteFrom('messages').where('environment_id', '=', tenant.environmentId).where('transaction_id', '=', transactionId);
+  if (channel) query = query.where('channel', '=', channel);
+  const result = await query.returning('subscriber_id').execute();
+  for (const subscriberId of new Set(result.map((row) => row.subscriber_id))) await changed(db, subscriberId);
+  if (result.length === 0) {
+    throw notFound(`Messages of transaction '${transactionId}'${channel ? ` in channel ${channel}` : ''}`);
+  }
+}
