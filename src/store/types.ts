@@ -22,8 +22,8 @@ export interface FeedList {
 
 /**
  * The store's state. A store holds a list per tab (`lists`): each feed shows the list of its own tab.
- * The list fields at the top level are those of the store's tab (`tab`, set by `setTab`), which
- * feeds with `shared-tab` show.
+ * The list fields at the top level are those of the store's tab (`tab`, set by `setTab`), for code
+ * that drives the store without the elements.
  */
 export interface InboxState extends FeedList {
   readonly lists: Readonly<Record<InboxTab, FeedList>>;

@@ -5,7 +5,8 @@ import { BellHarness, FeedHarness, LIVE_WAIT, pretendVisible, waitFor } from './
 import { api, createWorkflow, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // Each feed keeps its own tab: a bell's and a page's feed of one inbox (one store) switch one at a
-// time, and a bell keeps its tab from one opening to the next. With `shared-tab`, they switch together.
+// time, and a bell keeps its tab from one opening to the next. An app that wants them on one tab
+// says so with `tab` and `notif-tab-change`.
 
 describe('tabs: each feed its own, or shared', () => {
   let workflowId: string;
@@ -31,11 +32,11 @@ describe('tabs: each feed its own, or shared', () => {
     return sub;
   }
 
-  async function page(sub: string, shared = false) {
+  async function page(sub: string) {
     const { baseUrl, apiKey } = await testServer();
     const wrap = await fixture<HTMLElement>(html`<div>
-      <notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} ?shared-tab=${shared}></notif-bell>
-      <notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} ?shared-tab=${shared}></notif-feed>
+      <notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-bell>
+      <notif-feed base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-feed>
     </div>`);
     return { bell: new BellHarness(wrap.querySelector<NotifBell>('notif-bell')!), feed: new FeedHarness(wrap.querySelector<NotifFeed>('notif-feed')!) };
   }
@@ -92,9 +93,16 @@ describe('tabs: each feed its own, or shared', () => {
     expect(feed.selectedTab).to.equal('Unread');
   });
 
-  it('with shared-tab, the bell and the page\'s feed switch together', async () => {
+  it("an app keeps the bell and the page's feed on one tab with notif-tab-change and tab", async () => {
     const sub = await subscriber();
-    const { bell, feed } = await page(sub, true);
+    const { bell, feed } = await page(sub);
+    // The app's three lines: whichever element's tab the user picks, the other shows it too.
+    const follow = (event: Event) => {
+      const { tab } = (event as CustomEvent<{ tab: 'all' | 'unread' }>).detail;
+      bell.el.tab = tab;
+      feed.el.tab = tab;
+    };
+    bell.el.parentElement!.addEventListener('notif-tab-change', follow);
     await feed.loaded(3);
     const popover = await bell.open();
     await popover.loaded(3);

@@ -55,8 +55,8 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @cssprop --notif-color-on-badge - Badge text.
  *
  * Arrow keys in the popover reach the messages; a click on a message, or on a CTA button with a URL,
- * closes it (unless `keep-open`). Its feed keeps its own tab (`tab`), from one opening to the next,
- * unless `shared-tab` (see `<notif-feed>`).
+ * closes it (unless `keep-open`). Its feed keeps its own tab (`tab`), from one opening to the next
+ * (see `<notif-feed>`).
  *
  * @fires notif-seen-change - Opening marked every message seen.
  * @fires notif-tab-change - The user picked a tab in the popover's feed.
@@ -73,7 +73,6 @@ export class NotifBell extends InboxElement {
     noAutoSeen: { type: Boolean, attribute: 'no-auto-seen' },
     keepOpen: { type: Boolean, attribute: 'keep-open' },
     tab: {},
-    sharedTab: { type: Boolean, attribute: 'shared-tab' },
   };
 
   /** Whether the popover is open. */
@@ -84,8 +83,6 @@ export class NotifBell extends InboxElement {
   declare keepOpen: boolean;
   /** The tab its feed shows: `all` (default) or `unread`; set as the user picks one. */
   declare tab: InboxTab;
-  /** Its feed shows the store's tab: feeds with `shared-tab` that show the same inbox switch tabs together. */
-  declare sharedTab: boolean;
   /** The popover shows `<notif-preferences>` instead of the feed. */
   #prefs = false;
   /** What the feed and the preferences in the popover get: this element's store, and this element as the outer one. */
@@ -98,7 +95,6 @@ export class NotifBell extends InboxElement {
     this.noAutoSeen = false;
     this.keepOpen = false;
     this.tab = 'all';
-    this.sharedTab = false;
     this.addEventListener('notif-tab-change', (event) => {
       this.tab = event.detail.tab;
     });
@@ -191,7 +187,7 @@ export class NotifBell extends InboxElement {
     // count them (it does count those its feed does not show: feed identifier, payload filter). An
     // unseen message at the top of the feed is one that arrived (opening made the others seen at
     // once); a mark the server refused sets the error, which stops this until a page loads again.
-    const shown = this.state?.lists[this.sharedTab ? this.state.tab : this.tab];
+    const shown = this.state?.lists[this.tab];
     if (this.open && shown?.messages[0]?.seen === false && !this.state!.error) this.#seeAll();
     // The feed reads the render hooks from this element.
     if ([...changed.keys()].some((key) => String(key).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
@@ -258,7 +254,6 @@ export class NotifBell extends InboxElement {
               exportparts=${FEED_PARTS}
               embedded
               .tab=${this.tab}
-              ?shared-tab=${this.sharedTab}
               locale=${locale}
               theme=${this.theme ?? nothing}
               >${

@@ -49,9 +49,8 @@ export const toList = (event: KeyboardEvent, feed: HTMLElement | null) => {
  * and empty, loading and error states. Alone it is a full-page feed configured by its attributes;
  * inside `<notif-bell>` it shares the bell's store.
  *
- * Each feed keeps its own tab (`tab`): a bell's and a page's feed switch one at a time. Feeds with
- * `shared-tab` share theirs instead: switching one switches every feed with `shared-tab` that shows
- * the same inbox. Until its configuration comes (attributes set after load) a feed shows the loading
+ * Each feed keeps its own tab (`tab`): a bell's and a page's feed switch one at a time. An app that
+ * wants two feeds on one tab sets the other's `tab` on `notif-tab-change`. Until its configuration comes (attributes set after load) a feed shows the loading
  * state; a missing setting (after `CONFIGURATION_WAIT`) or a service that refuses it (401, 403) is a
  * console warning and `notif-error`, and people read that notifications are unavailable.
  *
@@ -119,7 +118,6 @@ export class NotifFeed extends InboxElement {
   static override properties: PropertyDeclarations = {
     embedded: { type: Boolean, reflect: true },
     tab: {},
-    sharedTab: { type: Boolean, attribute: 'shared-tab' },
   };
 
   /**
@@ -129,9 +127,7 @@ export class NotifFeed extends InboxElement {
   declare embedded: boolean;
   /** The tab shown: `all` (default) or `unread`; set as the user picks one. */
   declare tab: InboxTab;
-  /** Shows the tab of the store (`setTab`): feeds with `shared-tab` that show the same inbox switch tabs together. */
-  declare sharedTab: boolean;
-  /** The tab this feed told its store it shows (feedOpened; undefined: the store's tab). */
+  /** The tab this feed told its store it shows (feedOpened). */
   #opened?: InboxTab;
   /** The message holding the list's tab stop. */
   #activeId?: string;
@@ -188,7 +184,6 @@ export class NotifFeed extends InboxElement {
     super();
     this.embedded = false;
     this.tab = 'all';
-    this.sharedTab = false;
     this.addEventListener('notif-read-change', ({ detail: { messageIds, read } }) => {
       if (read && messageIds != 'all')
         for (const id of messageIds) {
@@ -206,19 +201,14 @@ export class NotifFeed extends InboxElement {
     (list.find((m) => m.active) ?? list[0] ?? this.renderRoot.querySelector('button'))?.focus(options);
   }
 
-  /** The tab shown: this feed's own, or with `shared-tab` the store's. */
-  get #shownTab(): InboxTab {
-    return this.sharedTab ? (this.state?.tab ?? 'all') : this.tab;
-  }
-
   /** The list of the tab shown, or null while there is no store. */
   get #list(): FeedList | null {
-    return this.state?.lists[this.#shownTab] ?? null;
+    return this.state?.lists[this.tab] ?? null;
   }
 
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
     if (attached) {
-      this.#opened = this.sharedTab ? undefined : this.tab;
+      this.#opened = this.tab;
       store.feedOpened(this.#opened);
     } else store.feedClosed(this.#opened);
     // While the first page is in flight, not in its first render: a row rendered once, out of the
@@ -236,7 +226,7 @@ export class NotifFeed extends InboxElement {
   /** The messages the list shows: the Unread tab's unread ones, and one read there for a moment (LINGER ms) before it leaves. */
   #shown(): readonly Message[] {
     const messages = this.#list?.messages ?? [];
-    return this.#shownTab == 'unread' ? messages.filter((m) => !m.read || this.#lingering.has(m._id)) : messages;
+    return this.tab == 'unread' ? messages.filter((m) => !m.read || this.#lingering.has(m._id)) : messages;
   }
 
   protected override updated() {
@@ -297,13 +287,12 @@ export class NotifFeed extends InboxElement {
    */
   protected override willUpdate(changed: PropertyValues<this>) {
     super.willUpdate(changed);
-    // Another tab (this feed's own, or following the store's): the store keeps the one shown fresh.
+    // Another tab: the store keeps the one shown fresh.
     const store = this.inbox;
-    const opened = this.sharedTab ? undefined : this.tab;
-    if (store && opened !== this.#opened) {
+    if (store && this.tab !== this.#opened) {
       store.feedClosed(this.#opened);
-      this.#opened = opened;
-      store.feedOpened(opened);
+      this.#opened = this.tab;
+      store.feedOpened(this.tab);
     }
     const inUse = HOOKS.filter((piece) => hook(this.outer, piece));
     this.#hooks = inUse[0] == 'Message' ? ['Message'] : inUse;
@@ -311,7 +300,7 @@ export class NotifFeed extends InboxElement {
     // Another tab's list, or an empty one, starts again from its first message: a tab switched here
     // or by a feed sharing the tab, a list being loaded, or none while the element is out of the page
     // (it renders once without its store: put back, its list may be another tab's).
-    const tab = this.#shownTab;
+    const tab = this.tab;
     if (!this.#window.scrolled || !this.#top || !messages[0] || tab !== this.#topTab) this.#top = messages[0];
     this.#topTab = tab;
     // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
@@ -338,7 +327,7 @@ export class NotifFeed extends InboxElement {
       // The list window says whether its rows reach the last message (it looks again at every layout,
       // a page rendered included).
       for (await null; this.#window.atEnd; ) {
-        const tab = this.#shownTab;
+        const tab = this.tab;
         const list = store.state.lists[tab];
         // (`loading` is the first page's status: never with `loaded`.)
         if (!list.loaded || !list.hasMore || list.loadingMore || list.status === 'error') break;
@@ -366,7 +355,7 @@ export class NotifFeed extends InboxElement {
     const list = this.#list;
     const locale = localeOf(this);
     const strings = translationFor(locale);
-    const tab = this.#shownTab;
+    const tab = this.tab;
     // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
     const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
     return html`<section part="base" aria-labelledby="title" @keydown=${(event: KeyboardEvent) => toList(event, this)}>
@@ -400,11 +389,10 @@ export class NotifFeed extends InboxElement {
         }</div>${this.liveRegion()}</section>`;
   }
 
-  /** Shows a tab from its top (this feed's, or with `shared-tab` the store's), and says so. */
+  /** Shows a tab from its top, and says so. */
   #selectTab(tab: InboxTab) {
-    if (tab == this.#shownTab) return;
+    if (tab == this.tab) return;
     this.#panel?.scrollTo(0, 0);
-    if (this.sharedTab) this.inbox?.setTab(tab);
     this.tab = tab;
     emit(this, 'notif-tab-change', { tab });
   }
@@ -432,7 +420,7 @@ export class NotifFeed extends InboxElement {
       ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? title : strings.offline}</span>${error ? retry : nothing}</div>`
       : nothing;
     if (!messages.length) {
-      const unread = this.#shownTab === 'unread';
+      const unread = this.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
           <slot name="empty">${inboxIcon}<p>${unread ? strings.emptyUnread : strings.emptyAll}</p>
             <p>${unread ? strings.emptyUnreadHint : strings.emptyAllHint}</p>
