@@ -184,7 +184,7 @@ export class FeedPages {
         read: tab === 'unread' ? false : undefined,
         feedIdentifier,
         payload: payload && encodePayload(payload),
-        // The projection (README, "Extensions"): our service sends only these, a spec server ignores it.
+        // The projection (docs/service.md, "The wire"): our service sends only these, a server without it ignores it.
         fields: FEED_FIELDS,
       },
     });
