@@ -41,20 +41,18 @@ export const MAX_RENDERED_LENGTH = 65_536;
 const PAYLOAD_PREFIX = 'payload.';
 
 /**
- * Replaces every placeholder. A payload variable the trigger did not send stays as it is written
- * (`{{payload.name}}`), so a developer sees what is missing (the run's execution details name it
- * too); any other missing value (a subscriber field left empty) renders as the empty string, as a
- * null does. At most MAX_RENDERED_LENGTH characters.
+ * Replaces every placeholder; a missing value (a payload variable the trigger did not send, a
+ * subscriber field left empty) renders as the empty string, as a null does: end users never read
+ * template syntax. The trigger records each missing payload variable as a Warning execution detail
+ * (GET /v1/notifications/:id) and in the service's log, so a developer finds it. At most
+ * MAX_RENDERED_LENGTH characters.
  */
 export function renderText(template: string, ctx: RenderContext): string {
   if (!template.includes('{{')) return cut(template);
   let out = '';
   let from = 0;
   for (const placeholder of template.matchAll(PLACEHOLDER)) {
-    const path = placeholder[1]!;
-    const value = lookup(ctx as unknown as Record<string, unknown>, path);
-    const missing = value === undefined && path.startsWith(PAYLOAD_PREFIX);
-    out += template.slice(from, placeholder.index) + (missing ? placeholder[0] : toText(value));
+    out += template.slice(from, placeholder.index) + toText(lookup(ctx as unknown as Record<string, unknown>, placeholder[1]!));
     from = placeholder.index + placeholder[0].length;
     if (out.length >= MAX_RENDERED_LENGTH) return cut(out);
   }

@@ -2,8 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from './helpers.ts';
 
-// A trigger whose payload lacks a variable a step uses: the message shows the placeholder as written
-// (not a blank "  replied to your comment"), each step's execution details name what is missing
+// A trigger whose payload lacks a variable a step uses: the message renders it empty (end users never
+// read template syntax), each step's execution details name what is missing
 // (GET /v1/notifications/:id), and the service logs a warning.
 
 describe('a payload that lacks variables the steps use', () => {
@@ -21,19 +21,19 @@ describe('a payload that lacks variables the steps use', () => {
   });
   after(() => server?.dispose());
 
-  it('shows the missing ones as written, names them in the execution details, and warns in the log', async () => {
+  it('renders the missing ones empty, names them in the execution details, and warns in the log', async () => {
     const sent = await server.post('/v1/events/trigger', { name: 'comment-reply', to: 'ada', payload: { page: 'Pricing' } });
     assert.equal(sent.status, 201);
     const feed = await server.get('/v1/subscribers/ada/notifications/feed');
     const [message] = feed.body.data;
-    assert.equal(message.subject, '{{payload.author}} replied to your comment');
-    assert.equal(message.content[0].content, '“{{payload.comment.text}}” on Pricing');
+    assert.equal(message.subject, ' replied to your comment');
+    assert.equal(message.content[0].content, '“” on Pricing');
 
     const listed = await server.get(`/v1/notifications?transactionId=${sent.body.transactionId}`);
     const notification = await server.get(`/v1/notifications/${listed.body.data[0]._id}`);
     const details = notification.body.jobs[0].executionDetails.map((detail: { status: string; detail: string }) => `${detail.status}: ${detail.detail}`);
     assert.ok(
-      details.includes("Warning: The trigger's payload lacks {{payload.author}}, {{payload.comment.text}}: shown as written"),
+      details.includes("Warning: The trigger's payload lacks {{payload.author}}, {{payload.comment.text}}: rendered empty"),
       JSON.stringify(details),
     );
 

@@ -46,7 +46,7 @@ describe('POST /v1/events/trigger', () => {
     assert.equal(m.transactionId, 'tx-given-1');
   });
 
-  it('renders subject and body from payload and subscriber; a missing payload variable stays as written; text stays text', async () => {
+  it('renders subject and body from payload and subscriber; missing placeholders render empty; text stays text', async () => {
     await ensureSubscriber(server, 'render-1', { firstName: 'Ada' });
     const payload = { author: 'Grace <b>Hopper</b>', text: 'Nice & "quoted"', post: { id: 42, title: 'Engines' }, avatar: 'https://cdn.example.com/g.png' };
     const t = await triggerEvent(server, { name: 'comment', to: 'render-1', payload, overrides: { note: 1 } });
@@ -55,7 +55,7 @@ describe('POST /v1/events/trigger', () => {
     const m = data[0];
     assert.equal(m.channel, 'in_app');
     assert.equal(m.subject, 'Grace <b>Hopper</b> commented on Engines');
-    assert.deepEqual(m.content, [{ type: 'text', content: 'Hi Ada, Grace <b>Hopper</b> wrote: Nice & "quoted"{{payload.missing}}' }]);
+    assert.deepEqual(m.content, [{ type: 'text', content: 'Hi Ada, Grace <b>Hopper</b> wrote: Nice & "quoted"' }]);
     assert.equal(m.avatar, 'https://cdn.example.com/g.png');
     assert.deepEqual(m.cta, { type: 'redirect', data: { url: '/posts/42' } });
     assert.deepEqual(m.payload, payload);

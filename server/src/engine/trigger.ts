@@ -125,11 +125,11 @@ function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
   };
 }
 
-/** A step's first execution detail when the trigger lacks payload variables it uses (they show as written). */
+/** A step's first execution detail when the trigger lacks payload variables it uses (they render empty). */
 function missingVariablesDetail(missing: string[], now: Date): string {
   if (missing.length === 0) return '[]';
   const names = missing.map((name) => `{{payload.${name}}}`).join(', ');
-  return toJson([executionDetail(now, 'Warning', `The trigger's payload lacks ${names}: shown as written`)]);
+  return toJson([executionDetail(now, 'Warning', `The trigger's payload lacks ${names}: rendered empty`)]);
 }
 
 /** The rows of one run: its Notification and one pending Job per step, in step order. */

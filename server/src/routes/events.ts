@@ -39,7 +39,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     const { transactionId, missingVariables } = await trigger(app.db, request.tenant, request.body, {
       onRecorded: record ? (trx, recorded) => record(trx, answer(recorded)) : undefined,
     });
-    // Shown as written in the messages, and named in each step's execution details: a developer's mistake.
+    // Rendered empty in the messages, and named in each step's execution details: a developer's mistake.
     if (missingVariables.length > 0) {
       request.log.warn({ workflow: request.body.name, transactionId, missingVariables }, "the trigger's payload lacks variables the workflow's steps use");
     }
