@@ -5,12 +5,14 @@ import type { JobTable, NotificationTable } from '../db/schema.ts';
 import { unprocessable } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { bool, parseJson, toJson } from '../json.ts';
+import { missingPayloadVariables } from '../render.ts';
 import { CHANNELS } from '../schemas.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
 import { engineSettings } from './settings.ts';
 import { STORED_APART } from '../db/payloads.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
+import { executionDetail } from './jobs.ts';
 import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
 import type { JobOutcome } from './types.ts';
@@ -42,6 +44,8 @@ export interface TriggerOptions {
 export interface TriggerResult {
   transactionId: string;
   runs: { notificationId: string; subscriberId: string; outcome: JobOutcome }[];
+  /** The payload variables the workflow's steps use that the trigger did not send (`x.y`), each once. */
+  missingVariables: string[];
 }
 
 const INSERT_CHUNK = 200;
@@ -73,9 +77,9 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   const recipients = normalizeRecipients(input.to);
   checkBudget(input, recipients.length, parseJson<StoredStep[]>(workflow.steps, []).length);
 
+  const shared = sharedBy(workflow, input, newId(now.getTime()));
   const planned = await inTransaction(store, async (trx) => {
     const subscribers = await resolveRecipients(trx, tenant, recipients, now);
-    const shared = sharedBy(workflow, input, newId(now.getTime()));
     // The payload once for every run; its rows refer to it (the jobs here keep it, to run their steps).
     await trx.kysely
       .insertInto('payloads')
@@ -111,7 +115,7 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     });
     runs.push({ notificationId: run.notification.id, subscriberId: run.subscriber.subscriber_id, outcome });
   }
-  return { transactionId, runs };
+  return { transactionId, runs, missingVariables: [...new Set(shared.missing.flat())] };
 }
 
 /**
@@ -138,20 +142,31 @@ interface Shared {
   channels: string;
   payload: string;
   overrides: string;
+  /** By step: the payload variables it uses that the trigger did not send. */
+  missing: string[][];
   /** Where the payload and overrides are stored, once (db/payloads.ts). */
   payloadId: string;
 }
 
 function sharedBy(workflow: WorkflowRow, input: TriggerInput, payloadId: string): Shared {
   const steps = parseJson<StoredStep[]>(workflow.steps, []);
+  const payload = input.payload ?? {};
   return {
     steps,
     stepJson: steps.map((step) => toJson(step)),
     channels: toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]),
-    payload: toJson(input.payload ?? {}),
+    payload: toJson(payload),
     overrides: toJson(input.overrides ?? {}),
+    missing: steps.map((step) => missingPayloadVariables(step.controlValues, payload)),
     payloadId,
   };
+}
+
+/** A step's first execution detail when the trigger lacks payload variables it uses (they render empty). */
+function missingVariablesDetail(missing: string[], now: Date): string {
+  if (missing.length === 0) return '[]';
+  const names = missing.map((name) => `{{payload.${name}}}`).join(', ');
+  return toJson([executionDetail(now, 'Warning', `The trigger's payload lacks ${names}: rendered empty`)]);
 }
 
 /** The rows of one run: its Notification and one pending Job per step, in step order. */
@@ -160,7 +175,7 @@ export function planRun(
   workflow: WorkflowRow,
   subscriber: SubscriberRow,
   recipient: RecipientInput,
-  { steps, stepJson, channels, payload, overrides, payloadId }: Shared,
+  { steps, stepJson, channels, payload, overrides, missing, payloadId }: Shared,
   transactionId: string,
   now: Date,
 ) {
@@ -218,7 +233,7 @@ export function planRun(
                 updateMode: false,
               })
             : null,
-        execution_details: '[]',
+        execution_details: missingVariablesDetail(missing[index]!, now),
         provider_id: null,
         run_at: null,
         // This process runs the steps now; if it dies, another takes them over once the lease ends.
