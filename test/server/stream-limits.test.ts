@@ -28,9 +28,10 @@ describe('stream limits', { timeout: 60_000 }, () => {
   };
 
   before(async () => {
-    // Events as large as the messages (their previews whole), so a client that does not read fills
-    // the sockets' buffers within a few messages.
-    const wholeEvents = { NOTIF_STREAM_EVENT_BYTES: String(1024 * 1024) };
+    // Events as large as the messages (their previews whole), and catch-ups of many of them told
+    // as they are (not as one refetch), so a client that does not read fills the sockets' buffers
+    // within a few messages.
+    const wholeEvents = { NOTIF_STREAM_EVENT_BYTES: String(1024 * 1024), NOTIF_STREAM_CATCH_UP_BYTES: String(64 * 1024 * 1024) };
     server = await new TestServer({ NOTIF_STREAMS_PER_SUBSCRIBER: '3', NOTIF_MAX_STREAMS: '5', ...wholeEvents }).start(['--no-seed', '--faults']);
     await inAppWorkflow(server, 'limits', { subject: '{{payload.title}}', body: '{{payload.body}}' });
   });
