@@ -394,6 +394,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
     },
   },
+  '0010_workflow_severity': {
+    // A workflow's severity (high | medium | low | none), as Novu's workflow model carries it; null is none.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('workflows').addColumn('severity', 'text').execute();
+    },
+  },
 };
 
 /** Migration 0008 on PostgreSQL: the insert-only change rows the feed's versions are sums of. */
