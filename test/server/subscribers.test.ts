@@ -492,9 +492,33 @@ describe('GET /v2/subscribers: totalCount cap', () => {
 
 describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
   let server: TestServer;
+  /** The _id of each active integration made below, by its identifier. */
+  const integrations: Record<string, string> = {};
+  /** An entry as stored: its credentials, and the integration it belongs to. */
+  const entry = (providerId: string, credentials: Record<string, unknown>, identifier?: string) => ({
+    providerId,
+    ...(identifier ? { integrationIdentifier: identifier } : {}),
+    credentials,
+    _integrationId: integrations[identifier ?? providerId],
+  });
   before(async () => {
     server = await startServer();
     for (const id of ['cred-1', 'cred-2', 'cred-3', 'cred-4', 'cred-5', 'cred-6', 'cred-big']) await server.post('/v2/subscribers', { subscriberId: id });
+    // Every entry belongs to an active integration of its provider: one of each provider used here.
+    const made: [providerId: string, channel: string, identifier: string, credentials: Record<string, string>][] = [
+      ['fcm', 'push', 'fcm', { serviceAccount: '{"project_id":"demo"}' }],
+      ['fcm', 'push', 'fcm-second', { serviceAccount: '{"project_id":"other"}' }],
+      ['apns', 'push', 'apns', { secretKey: 'p8-key', apiKey: 'key-id', projectName: 'team', applicationId: 'app.bundle' }],
+      ['expo', 'push', 'expo', { apiKey: 'expo-token' }],
+      ['slack', 'chat', 'slack', {}],
+      ['slack', 'chat', 'slack-team-b', {}],
+      ['discord', 'chat', 'discord', {}],
+    ];
+    for (const [providerId, channel, identifier, credentials] of made) {
+      const r = await server.post('/v1/integrations', { providerId, channel, identifier, credentials, active: true });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      integrations[identifier] = r.body._id;
+    }
   });
   after(() => server.dispose());
 
@@ -505,15 +529,13 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.equal(first.body.subscriberId, 'cred-1');
-    assert.deepEqual(first.body.channels, [{ providerId: 'fcm', credentials: { deviceTokens: ['t1', 't2'], title: 'Phone' } }]);
+    assert.deepEqual(first.body.channels, [entry('fcm', { deviceTokens: ['t1', 't2'], title: 'Phone' })]);
     const second = await server.patch('/v1/subscribers/cred-1/credentials', {
       providerId: 'fcm',
       credentials: { deviceTokens: ['t3', 't1'], state: 'on' },
     });
     assert.equal(second.status, 200);
-    assert.deepEqual(second.body.channels, [
-      { providerId: 'fcm', credentials: { deviceTokens: ['t1', 't2', 't3'], title: 'Phone', state: 'on' } },
-    ]);
+    assert.deepEqual(second.body.channels, [entry('fcm', { deviceTokens: ['t1', 't2', 't3'], title: 'Phone', state: 'on' })]);
     assert.equal(second.body.__v, first.body.__v + 1);
     assert.deepEqual((await server.get('/v2/subscribers/cred-1')).body.channels, second.body.channels);
   });
@@ -522,9 +544,9 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     await server.patch('/v1/subscribers/cred-2/credentials', { providerId: 'apns', credentials: { deviceTokens: ['a', 'b'], title: 'Old' } });
     const r = await server.put('/v1/subscribers/cred-2/credentials', { providerId: 'apns', credentials: { deviceTokens: ['c', 'c'] } });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.channels, [{ providerId: 'apns', credentials: { deviceTokens: ['c'] } }]);
+    assert.deepEqual(r.body.channels, [entry('apns', { deviceTokens: ['c'] })]);
     const empty = await server.put('/v1/subscribers/cred-2/credentials', { providerId: 'apns', credentials: {} });
-    assert.deepEqual(empty.body.channels, [{ providerId: 'apns', credentials: {} }]);
+    assert.deepEqual(empty.body.channels, [entry('apns', {})]);
   });
 
   it('keeps one entry per (providerId, integrationIdentifier)', async () => {
@@ -537,9 +559,9 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     await server.put('/v1/subscribers/cred-3/credentials', { providerId: 'discord', credentials: { webhookUrl: 'http://discord.example.test/x' } });
     const r = await server.patch('/v1/subscribers/cred-3/credentials', { providerId: 'slack', credentials: { channel: '#general' } });
     assert.deepEqual(r.body.channels, [
-      { providerId: 'slack', credentials: { webhookUrl: 'https://hooks.example.test/1', channel: '#general' } },
-      { providerId: 'slack', integrationIdentifier: 'slack-team-b', credentials: { webhookUrl: 'https://hooks.example.test/2' } },
-      { providerId: 'discord', credentials: { webhookUrl: 'http://discord.example.test/x' } },
+      entry('slack', { webhookUrl: 'https://hooks.example.test/1', channel: '#general' }),
+      entry('slack', { webhookUrl: 'https://hooks.example.test/2' }, 'slack-team-b'),
+      entry('discord', { webhookUrl: 'http://discord.example.test/x' }),
     ]);
     const put = await server.put('/v1/subscribers/cred-3/credentials', {
       providerId: 'slack',
@@ -550,32 +572,31 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     assert.deepEqual(put.body.channels[1].credentials, { webhookUrl: 'https://hooks.example.test/3' });
   });
 
-  it('sets _integrationId when an integration of that identifier/provider exists in the environment', async () => {
-    const integ = await server.post('/v1/integrations', { providerId: 'fcm', channel: 'push', identifier: 'fcm-main' });
-    assert.equal(integ.status, 201, JSON.stringify(integ.body));
+  it('an entry belongs to the active integration its identifier (or else its provider) names; 400 naming the provider without one, nothing stored', async () => {
     const byIdentifier = await server.patch('/v1/subscribers/cred-4/credentials', {
       providerId: 'fcm',
-      integrationIdentifier: 'fcm-main',
+      integrationIdentifier: 'fcm-second',
       credentials: { deviceTokens: ['x'] },
     });
-    assert.deepEqual(byIdentifier.body.channels, [
-      { providerId: 'fcm', integrationIdentifier: 'fcm-main', credentials: { deviceTokens: ['x'] }, _integrationId: integ.body._id },
-    ]);
+    assert.equal(byIdentifier.status, 200, JSON.stringify(byIdentifier.body));
+    assert.deepEqual(byIdentifier.body.channels, [entry('fcm', { deviceTokens: ['x'] }, 'fcm-second')]);
     const byProvider = await server.put('/v1/subscribers/cred-5/credentials', { providerId: 'fcm', credentials: { deviceTokens: ['y'] } });
-    assert.equal(byProvider.body.channels[0]._integrationId, integ.body._id);
-    const wrongIdentifier = await server.put('/v1/subscribers/cred-5/credentials', {
-      providerId: 'fcm',
-      integrationIdentifier: 'no-such-integration',
-      credentials: {},
-    });
-    assert.equal(wrongIdentifier.body.channels[1]._integrationId, undefined);
-    const otherProvider = await server.put('/v1/subscribers/cred-5/credentials', { providerId: 'expo', credentials: {} });
-    assert.equal(otherProvider.body.channels[2]._integrationId, undefined);
+    assert.equal(byProvider.body.channels[0]._integrationId, integrations.fcm);
+    const inactive = await server.post('/v1/integrations', { providerId: 'one-signal', channel: 'push', identifier: 'one-signal-off', active: false });
+    assert.equal(inactive.status, 201, JSON.stringify(inactive.body));
+    const refused = [
+      { providerId: 'fcm', integrationIdentifier: 'no-such-integration', credentials: {} },
+      { providerId: 'pushpad', credentials: {} },
+      { providerId: 'one-signal', credentials: { deviceTokens: ['z'] } },
+    ];
+    for (const body of refused) {
+      const b = expectErrorBody(await server.put('/v1/subscribers/cred-5/credentials', body), 400);
+      assert.match(b.message, new RegExp(`No active ${body.providerId} integration`));
+    }
+    assert.deepEqual((await server.get('/v2/subscribers/cred-5')).body.channels, byProvider.body.channels, 'nothing stored');
     // an integration of another environment is not used
     await server.post('/v2/subscribers', { subscriberId: 'cred-b' }, { key: KEYS.b });
-    const inB = await server.put('/v1/subscribers/cred-b/credentials', { providerId: 'fcm', integrationIdentifier: 'fcm-main', credentials: {} }, { key: KEYS.b });
-    assert.equal(inB.status, 200);
-    assert.equal(inB.body.channels[0]._integrationId, undefined);
+    expectErrorBody(await server.put('/v1/subscribers/cred-b/credentials', { providerId: 'fcm', integrationIdentifier: 'fcm-second', credentials: {} }, { key: KEYS.b }), 400);
   });
 
   it('422 when a subscriber\'s credentials would pass 64 KB of JSON, however many requests built them; nothing stored', async () => {
@@ -585,7 +606,7 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     const before = (await server.get('/v2/subscribers/cred-big')).body;
     for (const body of [
       { providerId: 'fcm', credentials: { deviceTokens: tokens(100) } },
-      { providerId: 'fcm', integrationIdentifier: 'second', credentials: { deviceTokens: tokens(200) } },
+      { providerId: 'fcm', integrationIdentifier: 'fcm-second', credentials: { deviceTokens: tokens(200) } },
       { providerId: 'apns', credentials: { deviceTokens: tokens(300) } },
     ]) {
       const b = expectErrorBody(await server.patch(path, body), 422);

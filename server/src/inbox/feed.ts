@@ -9,7 +9,7 @@ import { loadEmbeds } from './embeds.ts';
 import { feedIdentifiers } from './messages.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
 import { findSubscriber } from './subscribers.ts';
-import { MESSAGE_COLUMNS, messageView } from './views.ts';
+import { FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
 
 // The hot paths: the in-app feed (endpoint 10) and the unseen count (13). Both read one
 // subscriber's in-app messages through the messages_feed / messages_unseen indexes (subscriber_id,
@@ -34,7 +34,7 @@ export interface FeedQuery {
  * use ("cached plan must not change result type") once a column is added to messages, as a
  * process of the next version does when it migrates at start while this one still serves.
  */
-const EVERY_COLUMN = columnList(Object.values(MESSAGE_COLUMNS));
+const EVERY_COLUMN = columnList(Object.values(FEED_ITEM_COLUMNS));
 
 /** The select list of `columns`, `id` first, each once, quoted. */
 function columnList(columns: Iterable<string>): string {
@@ -56,7 +56,7 @@ export function projection(value: string[] | undefined): Set<string> | undefined
  * projection, only the named fields (unknown names are ignored, as a spec server ignores the
  * parameter).
  */
-export function feedParts(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string[] {
+export function feedParts(views: readonly object[], fields: Set<string> | undefined, rest: object): string[] {
   const serialized = new Map<object, string>();
   const jsonOf = (embedded: object) => {
     let text = serialized.get(embedded);
@@ -149,9 +149,9 @@ export class Feed {
   readonly #unseen: UnseenCounter;
   readonly #onError: FeedOptions['onError'];
   /**
-   * A subscriber's internal id never changes (subscribers are not deleted or renamed), so the
-   * lookup is remembered: a feed page without the embedded subscriber and an unseen count need no
-   * subscriber row.
+   * A subscriber's internal id never changes (subscribers are not renamed; a removed one is
+   * forgotten, see forget), so the lookup is remembered: a feed page without the embedded
+   * subscriber and an unseen count need no subscriber row.
    */
   readonly #internalIds = new Map<string, string>();
   /**
@@ -239,16 +239,17 @@ export class Feed {
     // With a projection, only the columns of the named fields (a page's rows are most of its cost).
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
-    const columns = fields ? columnList([...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : []))) : EVERY_COLUMN;
+    const columns = fields ? columnList([...fields].flatMap((field) => (Object.hasOwn(FEED_ITEM_COLUMNS, field) ? FEED_ITEM_COLUMNS[field]! : []))) : EVERY_COLUMN;
     const rows = await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape);
     const totalCount = await this.#totalCount(internalId, query, rows.length, offset, () =>
       read<{ count: number | string }>(db, `select count(*) as "count" ${where}`, params, !feeds && !filter),
     );
     const embedTemplate = !fields || fields.has('template');
-    const views =
+    const messages =
       embedSubscriber || embedTemplate
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((row) => messageView<RawJson>(row, undefined, undefined, rawJson));
+    const views = messages.map((message, index) => feedItemView(message, rows[index]!));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: query.limit, page: query.page };
     const answer = makeAnswer(feedParts(views, fields, rest), encoding);
     if (cache && key) cache.set(tenant.environmentId, key, answer);
@@ -281,6 +282,11 @@ export class Feed {
       return flag ? kept.total - cleared : cleared;
     }
     return Number((await count())[0]!.count);
+  }
+
+  /** Forgets a removed subscriber's internal id (one made again with its subscriberId gets a new one). */
+  forget(environmentId: string, subscriberId: string): void {
+    this.#internalIds.delete(`${environmentId}/${subscriberId}`);
   }
 
   async #internalId(tenant: Tenant, subscriberId: string): Promise<string> {
