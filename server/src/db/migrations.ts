@@ -400,6 +400,35 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('workflows').addColumn('severity', 'text').execute();
     },
   },
+  '0012_topics': {
+    // Topics (a key naming a group of subscribers a trigger may address) and who is subscribed to each.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('topics')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('data', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('topics_env_key', ['environment_id', 'key'])
+        .execute();
+      await db.schema
+        .createTable('topic_subscriptions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('topic_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('identifier', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('topic_subscriptions_topic_subscriber', ['topic_id', 'subscriber_id'])
+        .execute();
+      await db.schema.createIndex('topic_subscriptions_subscriber').on('topic_subscriptions').column('subscriber_id').execute();
+    },
+  },
 };
 
 /** Migration 0008 on PostgreSQL: the insert-only change rows the feed's versions are sums of. */
