@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { trigger, type TriggerInput } from '../engine/trigger.ts';
 import { HttpError } from '../errors.ts';
 import { TOPIC_KEY_PATTERN } from '../inbox/topics.ts';
-import type { RecordAnswer } from '../plugins/idempotency.ts';
 import { JsonObject, StringEnum } from '../schemas.ts';
 import type { Store } from '../db/store.ts';
 
@@ -57,7 +56,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   /** Triggers one event; its answer. */
-  async function triggerOne(store: Store, request: { tenant: Parameters<typeof trigger>[1] }, input: TriggerInput, record?: RecordAnswer) {
+  async function triggerOne(store: Store, request: { tenant: Parameters<typeof trigger>[1] }, input: TriggerInput, record?: (trx: Store, answer: unknown) => Promise<void>) {
     const answer = (transactionId: string) => ({ acknowledged: true, status: 'processed', transactionId });
     const result = await trigger(store, request.tenant, input, {
       onRecorded: record ? (trx, recorded) => record(trx, answer(recorded)) : undefined,
