@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectErrorBody, KEYS, sqlOn, startServer, type Reply, type TestServer } from './helpers.ts';
+import { createWorkflow, getFeed, triggerEvent, unseenCount } from './fixtures.ts';
 
 // Subscribers: create (8), get (3), search (6), credentials (4, 5), preferences (14), over real HTTP.
 
@@ -764,5 +765,60 @@ describe('GET /v2/subscribers/:subscriberId/preferences', () => {
     expectErrorBody(await server.get('/v2/subscribers/nobody/preferences'), 404);
     expectErrorBody(await server.get('/v2/subscribers/pref-1/preferences', { key: KEYS.b }), 404);
     expectErrorBody(await server.get('/v2/subscribers/pref-1/preferences', { key: KEYS.other }), 404);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('PATCH / DELETE /v2/subscribers/:subscriberId, POST /v1/subscribers/bulk, PATCH /v2/.../preferences (Novu\'s paths)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    await createWorkflow(server, { workflowId: 'again', name: 'Again', steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{payload.n}}' } }] });
+    await createWorkflow(server, { workflowId: 'must', name: 'Must', critical: true, steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'x' } }] });
+  });
+  after(() => server.dispose());
+
+  it('a subscriber removed and made again has only its new messages, in its feed and its unseen count', async () => {
+    await triggerEvent(server, { name: 'again', to: 'phoenix', payload: { n: 1 } });
+    assert.equal(await unseenCount(server, 'phoenix'), 1);
+    const removed = await server.delete('/v2/subscribers/phoenix');
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    assert.deepEqual(removed.body, { acknowledged: true, status: 'deleted' });
+    expectErrorBody(await server.get('/v1/subscribers/phoenix/notifications/unseen'), 404);
+    const t = await triggerEvent(server, { name: 'again', to: 'phoenix', payload: { n: 2 } });
+    assert.deepEqual((await getFeed(server, 'phoenix')).data.map((m) => [m.transactionId, m.content]), [[t.transactionId, 'Hello 2']]);
+    assert.equal(await unseenCount(server, 'phoenix'), 1);
+  });
+
+  it('404 for an unknown subscriber or one of another environment; 422 for bad bodies; nothing changed', async () => {
+    await server.post('/v2/subscribers', { subscriberId: 'kept', firstName: 'Kept' });
+    for (const key of [KEYS.a, KEYS.b, KEYS.other]) {
+      const id = key === KEYS.a ? 'nobody' : 'kept';
+      expectErrorBody(await server.patch(`/v2/subscribers/${id}`, { firstName: 'X' }, { key }), 404);
+      expectErrorBody(await server.delete(`/v2/subscribers/${id}`, { key }), 404);
+    }
+    expect422(await server.patch('/v2/subscribers/kept', { firstName: 5 }), 'firstName');
+    // (A subscriberId in the body is not a field PATCH changes: it is dropped, as unknown keys are.)
+    assert.equal((await server.patch('/v2/subscribers/kept', { subscriberId: 'renamed' })).body.subscriberId, 'kept');
+    const tooMany = Array.from({ length: 501 }, (_, i) => ({ subscriberId: `many-${i}` }));
+    expect422(await server.post('/v1/subscribers/bulk', { subscribers: tooMany }), 'subscribers');
+    expect422(await server.post('/v1/subscribers/bulk', { subscribers: [{ firstName: 'no id' }] }), 'subscribers.0.subscriberId');
+    expectErrorBody(await server.get('/v2/subscribers/many-0'), 404);
+    assert.equal((await server.get('/v2/subscribers/kept')).body.firstName, 'Kept');
+  });
+
+  it('preferences at /v2: 404 for an unknown workflow, 422 for a critical one or a bad body; a workflow named by its _id', async () => {
+    await server.post('/v2/subscribers', { subscriberId: 'choosy' });
+    expectErrorBody(await server.patch('/v2/subscribers/choosy/preferences', { workflowId: 'no-such', channels: { in_app: false } }), 404);
+    expectErrorBody(await server.patch('/v2/subscribers/choosy/preferences', { workflowId: 'must', channels: { in_app: false } }), 422);
+    expect422(await server.patch('/v2/subscribers/choosy/preferences', { channels: { in_app: 'no' } }), 'channels.in_app');
+    expectErrorBody(await server.patch('/v2/subscribers/choosy/preferences/bulk', { preferences: [{ workflowId: 'again', channels: { in_app: false } }, { workflowId: 'must', channels: { in_app: false } }] }), 422);
+    const untouched = (await server.get('/v2/subscribers/choosy/preferences')).body;
+    assert.equal(untouched.workflows.find((w: any) => w.workflow.identifier === 'again').channels.in_app, true, 'a refused bulk change changes nothing');
+    const workflowRowId = (await server.get('/v2/workflows/again')).body._id;
+    const byId = await server.patch('/v2/subscribers/choosy/preferences', { workflowId: workflowRowId, channels: { in_app: false } });
+    assert.equal(byId.status, 200, JSON.stringify(byId.body));
+    assert.equal(byId.body.workflows.find((w: any) => w.workflow.identifier === 'again').channels.in_app, false);
   });
 });
