@@ -17,8 +17,16 @@ const HEALTH_BOUND_MS = 1000;
 /** How long the whole fan-out may take here. */
 const FAN_OUT_TIMEOUT_MS = 240_000;
 
+/** How often a fixture request the service refused as under pressure (503) is sent again, after the wait it asks for. */
+const PRESSURE_RETRIES = 20;
+
 async function ok(server: TestServer, method: 'post' | 'patch', path: string, body?: unknown, key: string = KEYS.a) {
-  const r = await server[method](path, body, { key });
+  let r = await server[method](path, body, { key });
+  // A busy machine may put the service under pressure while the fixtures are made: wait as it says, and send again.
+  for (let retry = 0; r.status === 503 && retry < PRESSURE_RETRIES; retry++) {
+    await new Promise((resolve) => setTimeout(resolve, Number(r.headers.get('retry-after') ?? 1) * 1000));
+    r = await server[method](path, body, { key });
+  }
   assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
