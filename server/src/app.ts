@@ -28,6 +28,7 @@ import preferences from './routes/preferences.ts';
 import stream, { type StreamOptions } from './routes/stream.ts';
 import subscribers from './routes/subscribers.ts';
 import workflows from './routes/workflows.ts';
+import topics from './routes/topics.ts';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -132,6 +133,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(messages);
   await app.register(feed);
   await app.register(workflows);
+  await app.register(topics);
   await app.register(events);
   await app.register(notifications);
   await app.register(stream, config.streams ?? {});

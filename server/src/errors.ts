@@ -13,6 +13,8 @@ export class HttpError extends Error {
     message: string,
     readonly errors?: FieldErrors,
     readonly headers?: Record<string, string>,
+    /** Fields the answer carries beside the error body's (a 409's existing resource, as Novu's SDK reads it). */
+    readonly resource?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -21,7 +23,7 @@ export class HttpError extends Error {
 export const badRequest = (message: string) => new HttpError(400, message);
 export const notFound = (what: string, id?: string) =>
   new HttpError(404, id === undefined ? `${what} not found` : `${what} '${id}' not found`);
-export const conflict = (message: string) => new HttpError(409, message);
+export const conflict = (message: string, resource?: Record<string, unknown>) => new HttpError(409, message, undefined, undefined, resource);
 export const unprocessable = (message: string, errors?: FieldErrors) => new HttpError(422, message, errors);
 /** 422 for one field: its message is the field's name and `problem`, its value not echoed. */
 export const fieldProblem = (field: string, problem: string) => unprocessable(`${field} ${problem}`, { [field]: { messages: [problem], value: null } });
@@ -33,6 +35,8 @@ export function errorBody(statusCode: number, message: string, path: string, ext
     message,
     timestamp: new Date().toISOString(),
     path,
+    // A 422 always names its fields' problems, if only as `{}` (Novu's SDK reads a 422 only with them).
+    ...(statusCode === 422 ? { errors: {} } : {}),
     ...extra,
   };
 }

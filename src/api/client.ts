@@ -121,7 +121,9 @@ export class NotifClient {
   createWorkflow(body: Workflow, options?: CallOptions) {
     return this.request<Workflow>('POST', '/v2/workflows', { ...options, body });
   }
-  listWorkflows(options?: CallOptions) {
-    return this.request<Workflow[]>('GET', '/v2/workflows', options);
+  /** The environment's workflows (the service answers Novu's `{workflows, totalCount}`; a bare array is read too). */
+  async listWorkflows(options?: CallOptions): Promise<Workflow[]> {
+    const answer = await this.request<Workflow[] | { workflows: Workflow[] }>('GET', '/v2/workflows', options);
+    return Array.isArray(answer) ? answer : answer.workflows;
   }
 }

@@ -41,7 +41,7 @@ async function workflowNames(): Promise<string[]> {
   return page.evaluate(async () => {
     const c = (await (await fetch('/demo-config.json')).json()) as { apiUrl: string; apiKey: string };
     const r = await fetch(`${c.apiUrl}/v2/workflows`, { headers: { authorization: `ApiKey ${c.apiKey}` } });
-    return ((await r.json()) as { name: string }[]).map((w) => w.name);
+    return ((await r.json()) as { workflows: { name: string }[] }).workflows.map((w) => w.name);
   });
 }
 

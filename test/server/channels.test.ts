@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KEYS, startServer, type TestServer } from './helpers.ts';
-import { createWorkflow, getFeed, triggerEvent } from './fixtures.ts';
+import { activeIntegrations, createWorkflow, getFeed, triggerEvent } from './fixtures.ts';
 import { closedPort, messagesOfNotification, notificationOf, startReceiver } from './engine-fixtures.ts';
 
 // email, sms, push and chat steps. Environment a (KEYS.a) has active integrations; environment b
@@ -37,10 +37,14 @@ describe('email, sms and push steps', () => {
     await integration(server, { providerId: 'postmark', channel: 'email', identifier: 'pm', active: true, credentials: { apiKey: 'k', from: 'a@x.test' } });
     await integration(server, { providerId: 'twilio', channel: 'sms', active: true, credentials: { accountSid: 's', token: 't', from: '+1555' } });
     await integration(server, { providerId: 'expo', channel: 'push', active: true, credentials: { apiKey: 'k' } });
+    // Staging has an expo integration only while the subscriber's device tokens are set: then none is active.
+    const [stagingExpo] = await activeIntegrations(server, ['expo'], KEYS.b);
     for (const key of [KEYS.a, KEYS.b]) {
       await triggerEvent(server, { name: 'shipped', to: subscriber, payload: { order: 0 } }, key);
       await credentials(server, 'ada', 'expo', { deviceTokens: ['tok-1', 'tok-2'] }, key);
     }
+    const off = await server.put(`/v1/integrations/${stagingExpo}`, { active: false }, { key: KEYS.b });
+    assert.equal(off.status, 200, JSON.stringify(off.body));
   });
   after(() => server.dispose());
 
@@ -71,7 +75,7 @@ describe('email, sms and push steps', () => {
     // Only the in-app message is in the feed.
     const feed = await getFeed(server, 'ada');
     assert.ok(feed.data.every((m: any) => m.channel === 'in_app'));
-    assert.equal(feed.data[0].content[0].content, 'Order 42 shipped');
+    assert.equal(feed.data[0].content, 'Order 42 shipped');
   });
 
   it('without an active integration: a failed detail saying so, a message with status error, and the run goes on', async () => {
@@ -91,7 +95,7 @@ describe('email, sms and push steps', () => {
       assert.equal(m.error_id, 'no_active_integration');
       assert.match(m.error_text, /no active (email|sms|push) integration/);
     }
-    assert.equal((await getFeed(server, 'ada', {}, KEYS.b)).data[0].content[0].content, 'Order 7 shipped');
+    assert.equal((await getFeed(server, 'ada', {}, KEYS.b)).data[0].content, 'Order 7 shipped');
   });
 
   it('fails a delivery the subscriber has no address for (no email, no phone, no device token)', async () => {
@@ -110,6 +114,7 @@ describe('chat steps', () => {
     receiver = await startReceiver((path) => (path.startsWith('/fail') ? 500 : 200));
     // The receiver listens on 127.0.0.1, which webhooks may reach only when allowed.
     server = await startServer({ NOTIF_ALLOW_PRIVATE_WEBHOOKS: '1' });
+    await activeIntegrations(server, ['slack', 'discord', 'chat-webhook', 'msteams', 'push-webhook']);
     await createWorkflow(server, {
       workflowId: 'chatty',
       name: 'Chatty',

@@ -135,7 +135,7 @@ describe('GET /v1/subscribers/:subscriberId/notifications/feed', () => {
     assert.equal(await count('nope'), 0);
     assert.equal(await count(['nope', 'billing']), 2);
     const billing = await getFeed(server, 'feeds', { feedIdentifier: 'billing' });
-    assert.ok(billing.data.every((m) => m.content[0].content.startsWith('Bill')));
+    assert.ok(billing.data.every((m) => m.content.startsWith('Bill')));
   });
 
   const invalid: [string, Record<string, string | number>, string][] = [
@@ -171,7 +171,7 @@ describe('GET /v1/subscribers/:subscriberId/notifications/feed', () => {
     await triggerEvent(server, { name: 'note', to: 'pager', payload: { i: 1 } }, KEYS.b);
     const staging = await getFeed(server, 'pager', {}, KEYS.b);
     assert.equal(staging.totalCount, 1);
-    assert.equal(staging.data[0].content[0].content, 'Staging 1');
+    assert.equal(staging.data[0].content, 'Staging 1');
     assert.equal((await getFeed(server, 'pager')).totalCount, 30);
   });
 });

@@ -16,6 +16,29 @@ export interface InAppControls {
   feedIdentifier?: string;
 }
 
+/** What an active integration of each provider the server tests use must hold (see REQUIRED_CREDENTIALS); chat providers need none. */
+const PUSH_CREDENTIALS: Record<string, Record<string, string>> = {
+  fcm: { serviceAccount: '{"project_id":"test"}' },
+  expo: { apiKey: 'expo-test-token' },
+  'push-webhook': { webhookUrl: 'https://push.example.test/hook' },
+};
+
+/**
+ * Makes an active integration of each provider (identifier: the providerId, or `identifier`), so a
+ * subscriber's credentials of it can be set: every credential entry belongs to an active integration.
+ */
+export async function activeIntegrations(server: TestServer, providerIds: string[], key: string = KEYS.a, identifier?: (providerId: string) => string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const providerId of providerIds) {
+    const channel = providerId in PUSH_CREDENTIALS ? 'push' : 'chat';
+    const body = { providerId, channel, identifier: identifier?.(providerId) ?? providerId, credentials: PUSH_CREDENTIALS[providerId] ?? {}, active: true };
+    const r = await server.post('/v1/integrations', body, { key });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    ids.push(r.body._id);
+  }
+  return ids;
+}
+
 /** Creates (or updates) a workflow; asserts it was accepted and returns its body. */
 export async function createWorkflow(server: TestServer, body: Record<string, unknown>, key: string = KEYS.a) {
   const r = await server.post('/v2/workflows', body, { key });

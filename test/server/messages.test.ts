@@ -104,7 +104,7 @@ describe('messages', () => {
       assert.equal((await server.post(markAll(id), { markAs: 'read', feedIdentifier: 'billing' })).body, 3);
       const s = await state(id);
       assert.deepEqual(
-        s.all.filter((m) => m.read).map((m) => m.content[0].content.split(' ')[0]),
+        s.all.filter((m) => m.read).map((m) => m.content.split(' ')[0]),
         ['Bill', 'Bill', 'Bill'],
       );
     });

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { dropDatabase, expectErrorBody, sqlOn, startServer, TestServer } from './helpers.ts';
-import { createWorkflow, delayedInAppWorkflow, triggerEvent } from './fixtures.ts';
+import { activeIntegrations, createWorkflow, delayedInAppWorkflow, triggerEvent } from './fixtures.ts';
 import { closedPort, dbQuery, waitFor } from './engine-fixtures.ts';
 import { connect } from 'node:net';
 import { ensureSubscriber } from './fixtures.ts';
@@ -29,6 +29,7 @@ describe('health, readiness, metrics and logs', () => {
   let server: TestServer;
   before(async () => {
     server = await startServer({ NOTIF_METRICS_TOKEN: TOKEN, NOTIF_LOG_LEVEL: 'info', NOTIF_ALLOW_PRIVATE_WEBHOOKS: '1' });
+    await activeIntegrations(server, ['chat-webhook']);
   });
   after(() => server.dispose());
 

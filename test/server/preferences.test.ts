@@ -107,7 +107,7 @@ describe('preferences', () => {
         if (job.type === c) {
           assert.equal(job.status, 'skipped', `${c} skipped for p-${c}`);
           const detail = job.executionDetails.at(-1);
-          assert.equal(detail.status, 'Skipped');
+          assert.equal(detail.status, 'Warning');
           assert.equal(detail.detail, `Step skipped: the subscriber turned ${c} off for workflow 'everything' (workflow preference)`);
         } else {
           assert.notEqual(job.status, 'skipped', `${job.type} runs for p-${c}`);

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createInboxProxy, subscriberHash, toNodeListener } from '../../server/src/proxy.ts';
 import { KEYS, sqlOn, TestServer } from './helpers.ts';
-import { createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { activeIntegrations, createWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { chunks, openStream } from './stream-fixtures.ts';
 
 // The proxy never hands a subscriber's delivery credentials (Subscriber.channels: chat webhook
@@ -53,6 +53,7 @@ describe('inbox proxy: no delivery credentials reach the browser', () => {
     service = await new TestServer().start(['--no-seed']);
     await inAppWorkflow(service, 'hello', { subject: 'Hi {{payload.name}}', body: 'Welcome', primaryAction: { label: 'OK' } });
     await ensureSubscriber(service, 'ada', { firstName: 'Ada' });
+    await activeIntegrations(service, ['slack', 'fcm']);
     const chat = await service.put('/v1/subscribers/ada/credentials', { providerId: 'slack', credentials: { webhookUrl: WEBHOOK } });
     assert.equal(chat.status, 200, JSON.stringify(chat.body));
     const push = await service.put('/v1/subscribers/ada/credentials', { providerId: 'fcm', credentials: { deviceTokens: [TOKEN] } });

@@ -33,7 +33,7 @@ describe('demo seed', () => {
   });
 
   it('has four workflows: CTA buttons, a redirect, one in the billing feed, and an announcement of free text', async () => {
-    const { body } = await server.get('/v2/workflows', { key });
+    const body = (await server.get('/v2/workflows', { key })).body.workflows;
     assert.deepEqual(body.map((w: any) => w.workflowId), ['project-invite', 'comment-reply', 'invoice-paid', 'announcement']);
     const steps = body.map((w: any) => w.steps[0].controlValues);
     assert.ok(steps.some((cv: any) => cv.primaryAction?.label === 'Accept' && cv.secondaryAction?.label === 'Decline' && cv.primaryAction.resultContent));
@@ -45,7 +45,7 @@ describe('demo seed', () => {
     assert.equal(sent.status, 201, JSON.stringify(sent.body));
     const [newest] = await allMessages(server, 'grace', {}, key);
     assert.equal(newest.subject, subject);
-    assert.equal(newest.content[0].content, 'Any body.');
+    assert.equal(newest.content, 'Any body.');
     assert.deepEqual(newest.cta.data, {});
   });
 
@@ -78,7 +78,7 @@ describe('demo seed', () => {
     assert.ok(Math.max(...ages) > 7 * 86_400_000, 'spread over two weeks');
     assert.ok(messages.some((m) => m.cta.action?.buttons?.length === 2));
     assert.ok(messages.some((m) => m._feedId));
-    assert.ok(messages.every((m) => m.content[0].content.length > 0 && !m.content[0].content.includes('{{')));
+    assert.ok(messages.every((m) => m.content.length > 0 && !m.content.includes('{{')));
   });
 
   it('gives ada most messages, with some unseen and some unread', async () => {
@@ -141,13 +141,13 @@ describe('a database seeded by an earlier version', () => {
   it('gets the demo workflows added since when served, and keeps every workflow it has as it is', async () => {
     server = await new TestServer().start([]);
     const key = /development API key[^:]*: (\S+)/.exec(server.output())![1]!;
-    const list = async () => (await server.get('/v2/workflows', { key })).body as any[];
+    const list = async () => (await server.get('/v2/workflows', { key })).body.workflows as any[];
     // What the playground's page used to add, and a seeded workflow changed since.
     const own = { workflowId: 'playground-note', name: 'Playground: note', steps: [{ name: 'inbox', type: 'in_app', controlValues: { subject: '{{payload.subject}}', body: '{{payload.body}}' } }] };
     const made = await server.post('/v2/workflows', own, { key });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     const invite = (await list()).find((w) => w.workflowId === 'project-invite');
-    assert.equal((await server.post('/v2/workflows', { ...invite, name: 'Invitation, renamed' }, { key })).status, 200);
+    assert.equal((await server.post('/v2/workflows', { ...invite, name: 'Invitation, renamed' }, { key })).status, 201);
     await server.stop();
     // As the seed of a version before the announcement made it.
     const db = await openDatabase({ location: server.dbPath });
@@ -176,7 +176,7 @@ describe('a database seeded by an earlier version', () => {
       await bare.stop();
       await bare.start([]);
       assert.doesNotMatch(bare.output(), /demo/);
-      assert.deepEqual((await bare.get('/v2/workflows')).body, []);
+      assert.deepEqual((await bare.get('/v2/workflows')).body, { workflows: [], totalCount: 0 });
     } finally {
       await bare.dispose();
     }

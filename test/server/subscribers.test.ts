@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectErrorBody, KEYS, sqlOn, startServer, type Reply, type TestServer } from './helpers.ts';
+import { createWorkflow, getFeed, triggerEvent, unseenCount } from './fixtures.ts';
 
 // Subscribers: create (8), get (3), search (6), credentials (4, 5), preferences (14), over real HTTP.
 
@@ -492,9 +493,33 @@ describe('GET /v2/subscribers: totalCount cap', () => {
 
 describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
   let server: TestServer;
+  /** The _id of each active integration made below, by its identifier. */
+  const integrations: Record<string, string> = {};
+  /** An entry as stored: its credentials, and the integration it belongs to. */
+  const entry = (providerId: string, credentials: Record<string, unknown>, identifier?: string) => ({
+    providerId,
+    ...(identifier ? { integrationIdentifier: identifier } : {}),
+    credentials,
+    _integrationId: integrations[identifier ?? providerId],
+  });
   before(async () => {
     server = await startServer();
     for (const id of ['cred-1', 'cred-2', 'cred-3', 'cred-4', 'cred-5', 'cred-6', 'cred-big']) await server.post('/v2/subscribers', { subscriberId: id });
+    // Every entry belongs to an active integration of its provider: one of each provider used here.
+    const made: [providerId: string, channel: string, identifier: string, credentials: Record<string, string>][] = [
+      ['fcm', 'push', 'fcm', { serviceAccount: '{"project_id":"demo"}' }],
+      ['fcm', 'push', 'fcm-second', { serviceAccount: '{"project_id":"other"}' }],
+      ['apns', 'push', 'apns', { secretKey: 'p8-key', apiKey: 'key-id', projectName: 'team', applicationId: 'app.bundle' }],
+      ['expo', 'push', 'expo', { apiKey: 'expo-token' }],
+      ['slack', 'chat', 'slack', {}],
+      ['slack', 'chat', 'slack-team-b', {}],
+      ['discord', 'chat', 'discord', {}],
+    ];
+    for (const [providerId, channel, identifier, credentials] of made) {
+      const r = await server.post('/v1/integrations', { providerId, channel, identifier, credentials, active: true });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      integrations[identifier] = r.body._id;
+    }
   });
   after(() => server.dispose());
 
@@ -505,15 +530,13 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.equal(first.body.subscriberId, 'cred-1');
-    assert.deepEqual(first.body.channels, [{ providerId: 'fcm', credentials: { deviceTokens: ['t1', 't2'], title: 'Phone' } }]);
+    assert.deepEqual(first.body.channels, [entry('fcm', { deviceTokens: ['t1', 't2'], title: 'Phone' })]);
     const second = await server.patch('/v1/subscribers/cred-1/credentials', {
       providerId: 'fcm',
       credentials: { deviceTokens: ['t3', 't1'], state: 'on' },
     });
     assert.equal(second.status, 200);
-    assert.deepEqual(second.body.channels, [
-      { providerId: 'fcm', credentials: { deviceTokens: ['t1', 't2', 't3'], title: 'Phone', state: 'on' } },
-    ]);
+    assert.deepEqual(second.body.channels, [entry('fcm', { deviceTokens: ['t1', 't2', 't3'], title: 'Phone', state: 'on' })]);
     assert.equal(second.body.__v, first.body.__v + 1);
     assert.deepEqual((await server.get('/v2/subscribers/cred-1')).body.channels, second.body.channels);
   });
@@ -522,9 +545,9 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     await server.patch('/v1/subscribers/cred-2/credentials', { providerId: 'apns', credentials: { deviceTokens: ['a', 'b'], title: 'Old' } });
     const r = await server.put('/v1/subscribers/cred-2/credentials', { providerId: 'apns', credentials: { deviceTokens: ['c', 'c'] } });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.channels, [{ providerId: 'apns', credentials: { deviceTokens: ['c'] } }]);
+    assert.deepEqual(r.body.channels, [entry('apns', { deviceTokens: ['c'] })]);
     const empty = await server.put('/v1/subscribers/cred-2/credentials', { providerId: 'apns', credentials: {} });
-    assert.deepEqual(empty.body.channels, [{ providerId: 'apns', credentials: {} }]);
+    assert.deepEqual(empty.body.channels, [entry('apns', {})]);
   });
 
   it('keeps one entry per (providerId, integrationIdentifier)', async () => {
@@ -537,9 +560,9 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     await server.put('/v1/subscribers/cred-3/credentials', { providerId: 'discord', credentials: { webhookUrl: 'http://discord.example.test/x' } });
     const r = await server.patch('/v1/subscribers/cred-3/credentials', { providerId: 'slack', credentials: { channel: '#general' } });
     assert.deepEqual(r.body.channels, [
-      { providerId: 'slack', credentials: { webhookUrl: 'https://hooks.example.test/1', channel: '#general' } },
-      { providerId: 'slack', integrationIdentifier: 'slack-team-b', credentials: { webhookUrl: 'https://hooks.example.test/2' } },
-      { providerId: 'discord', credentials: { webhookUrl: 'http://discord.example.test/x' } },
+      entry('slack', { webhookUrl: 'https://hooks.example.test/1', channel: '#general' }),
+      entry('slack', { webhookUrl: 'https://hooks.example.test/2' }, 'slack-team-b'),
+      entry('discord', { webhookUrl: 'http://discord.example.test/x' }),
     ]);
     const put = await server.put('/v1/subscribers/cred-3/credentials', {
       providerId: 'slack',
@@ -550,32 +573,31 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     assert.deepEqual(put.body.channels[1].credentials, { webhookUrl: 'https://hooks.example.test/3' });
   });
 
-  it('sets _integrationId when an integration of that identifier/provider exists in the environment', async () => {
-    const integ = await server.post('/v1/integrations', { providerId: 'fcm', channel: 'push', identifier: 'fcm-main' });
-    assert.equal(integ.status, 201, JSON.stringify(integ.body));
+  it('an entry belongs to the active integration its identifier (or else its provider) names; 400 naming the provider without one, nothing stored', async () => {
     const byIdentifier = await server.patch('/v1/subscribers/cred-4/credentials', {
       providerId: 'fcm',
-      integrationIdentifier: 'fcm-main',
+      integrationIdentifier: 'fcm-second',
       credentials: { deviceTokens: ['x'] },
     });
-    assert.deepEqual(byIdentifier.body.channels, [
-      { providerId: 'fcm', integrationIdentifier: 'fcm-main', credentials: { deviceTokens: ['x'] }, _integrationId: integ.body._id },
-    ]);
+    assert.equal(byIdentifier.status, 200, JSON.stringify(byIdentifier.body));
+    assert.deepEqual(byIdentifier.body.channels, [entry('fcm', { deviceTokens: ['x'] }, 'fcm-second')]);
     const byProvider = await server.put('/v1/subscribers/cred-5/credentials', { providerId: 'fcm', credentials: { deviceTokens: ['y'] } });
-    assert.equal(byProvider.body.channels[0]._integrationId, integ.body._id);
-    const wrongIdentifier = await server.put('/v1/subscribers/cred-5/credentials', {
-      providerId: 'fcm',
-      integrationIdentifier: 'no-such-integration',
-      credentials: {},
-    });
-    assert.equal(wrongIdentifier.body.channels[1]._integrationId, undefined);
-    const otherProvider = await server.put('/v1/subscribers/cred-5/credentials', { providerId: 'expo', credentials: {} });
-    assert.equal(otherProvider.body.channels[2]._integrationId, undefined);
+    assert.equal(byProvider.body.channels[0]._integrationId, integrations.fcm);
+    const inactive = await server.post('/v1/integrations', { providerId: 'one-signal', channel: 'push', identifier: 'one-signal-off', active: false });
+    assert.equal(inactive.status, 201, JSON.stringify(inactive.body));
+    const refused = [
+      { providerId: 'fcm', integrationIdentifier: 'no-such-integration', credentials: {} },
+      { providerId: 'pushpad', credentials: {} },
+      { providerId: 'one-signal', credentials: { deviceTokens: ['z'] } },
+    ];
+    for (const body of refused) {
+      const b = expectErrorBody(await server.put('/v1/subscribers/cred-5/credentials', body), 400);
+      assert.match(b.message, new RegExp(`No active ${body.providerId} integration`));
+    }
+    assert.deepEqual((await server.get('/v2/subscribers/cred-5')).body.channels, byProvider.body.channels, 'nothing stored');
     // an integration of another environment is not used
     await server.post('/v2/subscribers', { subscriberId: 'cred-b' }, { key: KEYS.b });
-    const inB = await server.put('/v1/subscribers/cred-b/credentials', { providerId: 'fcm', integrationIdentifier: 'fcm-main', credentials: {} }, { key: KEYS.b });
-    assert.equal(inB.status, 200);
-    assert.equal(inB.body.channels[0]._integrationId, undefined);
+    expectErrorBody(await server.put('/v1/subscribers/cred-b/credentials', { providerId: 'fcm', integrationIdentifier: 'fcm-second', credentials: {} }, { key: KEYS.b }), 400);
   });
 
   it('422 when a subscriber\'s credentials would pass 64 KB of JSON, however many requests built them; nothing stored', async () => {
@@ -585,7 +607,7 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
     const before = (await server.get('/v2/subscribers/cred-big')).body;
     for (const body of [
       { providerId: 'fcm', credentials: { deviceTokens: tokens(100) } },
-      { providerId: 'fcm', integrationIdentifier: 'second', credentials: { deviceTokens: tokens(200) } },
+      { providerId: 'fcm', integrationIdentifier: 'fcm-second', credentials: { deviceTokens: tokens(200) } },
       { providerId: 'apns', credentials: { deviceTokens: tokens(300) } },
     ]) {
       const b = expectErrorBody(await server.patch(path, body), 422);
@@ -743,5 +765,60 @@ describe('GET /v2/subscribers/:subscriberId/preferences', () => {
     expectErrorBody(await server.get('/v2/subscribers/nobody/preferences'), 404);
     expectErrorBody(await server.get('/v2/subscribers/pref-1/preferences', { key: KEYS.b }), 404);
     expectErrorBody(await server.get('/v2/subscribers/pref-1/preferences', { key: KEYS.other }), 404);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('PATCH / DELETE /v2/subscribers/:subscriberId, POST /v1/subscribers/bulk, PATCH /v2/.../preferences (Novu\'s paths)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+    await createWorkflow(server, { workflowId: 'again', name: 'Again', steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'Hello {{payload.n}}' } }] });
+    await createWorkflow(server, { workflowId: 'must', name: 'Must', critical: true, steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'x' } }] });
+  });
+  after(() => server.dispose());
+
+  it('a subscriber removed and made again has only its new messages, in its feed and its unseen count', async () => {
+    await triggerEvent(server, { name: 'again', to: 'phoenix', payload: { n: 1 } });
+    assert.equal(await unseenCount(server, 'phoenix'), 1);
+    const removed = await server.delete('/v2/subscribers/phoenix');
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    assert.deepEqual(removed.body, { acknowledged: true, status: 'deleted' });
+    expectErrorBody(await server.get('/v1/subscribers/phoenix/notifications/unseen'), 404);
+    const t = await triggerEvent(server, { name: 'again', to: 'phoenix', payload: { n: 2 } });
+    assert.deepEqual((await getFeed(server, 'phoenix')).data.map((m) => [m.transactionId, m.content]), [[t.transactionId, 'Hello 2']]);
+    assert.equal(await unseenCount(server, 'phoenix'), 1);
+  });
+
+  it('404 for an unknown subscriber or one of another environment; 422 for bad bodies; nothing changed', async () => {
+    await server.post('/v2/subscribers', { subscriberId: 'kept', firstName: 'Kept' });
+    for (const key of [KEYS.a, KEYS.b, KEYS.other]) {
+      const id = key === KEYS.a ? 'nobody' : 'kept';
+      expectErrorBody(await server.patch(`/v2/subscribers/${id}`, { firstName: 'X' }, { key }), 404);
+      expectErrorBody(await server.delete(`/v2/subscribers/${id}`, { key }), 404);
+    }
+    expect422(await server.patch('/v2/subscribers/kept', { firstName: 5 }), 'firstName');
+    // (A subscriberId in the body is not a field PATCH changes: it is dropped, as unknown keys are.)
+    assert.equal((await server.patch('/v2/subscribers/kept', { subscriberId: 'renamed' })).body.subscriberId, 'kept');
+    const tooMany = Array.from({ length: 501 }, (_, i) => ({ subscriberId: `many-${i}` }));
+    expect422(await server.post('/v1/subscribers/bulk', { subscribers: tooMany }), 'subscribers');
+    expect422(await server.post('/v1/subscribers/bulk', { subscribers: [{ firstName: 'no id' }] }), 'subscribers.0.subscriberId');
+    expectErrorBody(await server.get('/v2/subscribers/many-0'), 404);
+    assert.equal((await server.get('/v2/subscribers/kept')).body.firstName, 'Kept');
+  });
+
+  it('preferences at /v2: 404 for an unknown workflow, 422 for a critical one or a bad body; a workflow named by its _id', async () => {
+    await server.post('/v2/subscribers', { subscriberId: 'choosy' });
+    expectErrorBody(await server.patch('/v2/subscribers/choosy/preferences', { workflowId: 'no-such', channels: { in_app: false } }), 404);
+    expectErrorBody(await server.patch('/v2/subscribers/choosy/preferences', { workflowId: 'must', channels: { in_app: false } }), 422);
+    expect422(await server.patch('/v2/subscribers/choosy/preferences', { channels: { in_app: 'no' } }), 'channels.in_app');
+    expectErrorBody(await server.patch('/v2/subscribers/choosy/preferences/bulk', { preferences: [{ workflowId: 'again', channels: { in_app: false } }, { workflowId: 'must', channels: { in_app: false } }] }), 422);
+    const untouched = (await server.get('/v2/subscribers/choosy/preferences')).body;
+    assert.equal(untouched.workflows.find((w: any) => w.workflow.identifier === 'again').channels.in_app, true, 'a refused bulk change changes nothing');
+    const workflowRowId = (await server.get('/v2/workflows/again')).body._id;
+    const byId = await server.patch('/v2/subscribers/choosy/preferences', { workflowId: workflowRowId, channels: { in_app: false } });
+    assert.equal(byId.status, 200, JSON.stringify(byId.body));
+    assert.equal(byId.body.workflows.find((w: any) => w.workflow.identifier === 'again').channels.in_app, false);
   });
 });

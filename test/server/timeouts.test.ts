@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { startServer, type TestServer } from './helpers.ts';
-import { createWorkflow } from './fixtures.ts';
+import { activeIntegrations, createWorkflow } from './fixtures.ts';
 
 // A client that starts a request and goes silent must not hold a connection for long: the service
 // gives it NOTIF_HEADERS_TIMEOUT_MS for its headers and NOTIF_REQUEST_TIMEOUT_MS for the whole
@@ -31,7 +31,10 @@ function silentClient(server: TestServer, text: string, giveUpMs = 8000): Promis
 
 describe('request timeouts', () => {
   let server: TestServer;
-  before(async () => (server = await startServer({ NOTIF_HEADERS_TIMEOUT_MS: '1500', NOTIF_REQUEST_TIMEOUT_MS: '2000', NOTIF_ALLOW_PRIVATE_WEBHOOKS: '1' })));
+  before(async () => {
+    server = await startServer({ NOTIF_HEADERS_TIMEOUT_MS: '1500', NOTIF_REQUEST_TIMEOUT_MS: '2000', NOTIF_ALLOW_PRIVATE_WEBHOOKS: '1' });
+    await activeIntegrations(server, ['slack']);
+  });
   after(async () => server?.dispose());
 
   it('drops a silent partial body within seconds, with 408', async () => {

@@ -55,7 +55,7 @@ describe('POST /v1/events/trigger', () => {
     const m = data[0];
     assert.equal(m.channel, 'in_app');
     assert.equal(m.subject, 'Grace <b>Hopper</b> commented on Engines');
-    assert.deepEqual(m.content, [{ type: 'text', content: 'Hi Ada, Grace <b>Hopper</b> wrote: Nice & "quoted"' }]);
+    assert.equal(m.content, 'Hi Ada, Grace <b>Hopper</b> wrote: Nice & "quoted"');
     assert.equal(m.avatar, 'https://cdn.example.com/g.png');
     assert.deepEqual(m.cta, { type: 'redirect', data: { url: '/posts/42' } });
     assert.deepEqual(m.payload, payload);
@@ -66,7 +66,7 @@ describe('POST /v1/events/trigger', () => {
     assert.equal(m.templateIdentifier, 'comment');
     assert.equal(m.transactionId, t.transactionId);
     assert.match(m._notificationId, /^[0-9a-f]{24}$/);
-    const workflows = (await server.get('/v2/workflows')).body;
+    const workflows = (await server.get('/v2/workflows')).body.workflows;
     const comment = workflows.find((w: any) => w.workflowId === 'comment');
     assert.equal(m._templateId, comment._id);
     assert.equal(m._messageTemplateId, comment.steps[0]._id);
@@ -82,12 +82,12 @@ describe('POST /v1/events/trigger', () => {
     await triggerEvent(server, { name: 'echo', to: 'render-big', payload: { x: 'y'.repeat(1000) } });
     const [m] = (await getFeed(server, 'render-big')).data;
     assert.equal(m.subject.length, 65_536);
-    assert.equal(m.content[0].content, 'a' + 'y'.repeat(65_535));
+    assert.equal(m.content, 'a' + 'y'.repeat(65_535));
     // A cut that would fall inside a surrogate pair (the body's 'a' shifts the emoji by one) keeps the pair whole.
     await triggerEvent(server, { name: 'echo', to: 'render-emoji', payload: { x: '\u{1F600}'.repeat(1000) } });
     const [e] = (await getFeed(server, 'render-emoji')).data;
     assert.equal(e.subject, '\u{1F600}'.repeat(32_768));
-    assert.equal(e.content[0].content, 'a' + '\u{1F600}'.repeat(32_767));
+    assert.equal(e.content, 'a' + '\u{1F600}'.repeat(32_767));
   });
 
   it('builds cta buttons from primary and secondary actions', async () => {
@@ -127,7 +127,7 @@ describe('POST /v1/events/trigger', () => {
     assert.match(invoice._feedId, /^[0-9a-f]{24}$/);
     assert.equal(receipt._feedId, invoice._feedId);
     assert.equal(comment._feedId, undefined);
-    assert.deepEqual(invoice.content, [{ type: 'text', content: 'Invoice 1 paid' }]);
+    assert.equal(invoice.content, 'Invoice 1 paid');
   });
 
   it('accepts `to` as a subscriber object, creating it, and updates the fields it gives', async () => {
@@ -135,8 +135,8 @@ describe('POST /v1/events/trigger', () => {
     await triggerEvent(server, { name: 'comment', to: { subscriberId: 'obj-1', firstName: 'Kathy' } });
     const { data } = await getFeed(server, 'obj-1');
     assert.equal(data.length, 2);
-    assert.match(data[1].content[0].content, /^Hi Katherine,/);
-    assert.match(data[0].content[0].content, /^Hi Kathy,/);
+    assert.match(data[1].content, /^Hi Katherine,/);
+    assert.match(data[0].content, /^Hi Kathy,/);
     assert.equal(data[0].subscriber.firstName, 'Kathy');
     assert.equal(data[0].subscriber.email, 'k@example.com');
   });
@@ -153,7 +153,7 @@ describe('POST /v1/events/trigger', () => {
     assert.equal(two.length, 1);
     assert.equal(one[0].transactionId, t.transactionId);
     assert.equal(two[0].transactionId, t.transactionId);
-    assert.match(two[0].content[0].content, /^Hi Two, Linus wrote/);
+    assert.match(two[0].content, /^Hi Two, Linus wrote/);
     assert.notEqual(one[0]._notificationId, two[0]._notificationId);
   });
 
@@ -174,9 +174,12 @@ describe('POST /v1/events/trigger', () => {
     expectErrorBody(await server.get('/v1/subscribers/x/notifications/feed'), 404);
   });
 
-  it('answers 422 for an inactive workflow', async () => {
+  it('answers 201 trigger_not_active for an inactive workflow, and delivers nothing (as Novu)', async () => {
     await createWorkflow(server, { workflowId: 'paused', name: 'Paused', active: false, steps: [{ name: 'i', type: 'in_app', controlValues: { body: 'b' } }] });
-    expectErrorBody(await server.post('/v1/events/trigger', { name: 'paused', to: 'p-1' }), 422);
+    const r = await server.post('/v1/events/trigger', { name: 'paused', to: 'p-1' });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(r.body, { acknowledged: true, status: 'trigger_not_active' });
+    expectErrorBody(await server.get('/v1/subscribers/p-1/notifications/feed'), 404);
   });
 
   const invalid: [string, Record<string, unknown>, string][] = [
@@ -208,7 +211,7 @@ describe('POST /v1/events/trigger', () => {
     });
     const t = await triggerEvent(server, { name: 'multi', to: 'jobs-1', payload: { a: 1 } });
     const messages = await allMessages(server, 'jobs-1');
-    assert.deepEqual(messages.map((m) => m.content[0].content), ['one']);
+    assert.deepEqual(messages.map((m) => m.content), ['one']);
 
     const sqlite = new SQLite(server.dbPath, { readonly: true });
     try {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { TestServer, type TestServer as Service } from './helpers.ts';
-import { createWorkflow, triggerEvent } from './fixtures.ts';
+import { activeIntegrations, createWorkflow, triggerEvent } from './fixtures.ts';
 import { messagesOfNotification, notificationOf } from './engine-fixtures.ts';
 
 // A subscriber's chat webhookUrl is theirs to choose, so the chat step must not become a way into
@@ -60,7 +60,12 @@ async function chatTo(service: Service, subscriberId: string, webhookUrls: strin
   return { n, ms, messages: (await messagesOfNotification(service, n._id)).filter((m: any) => m.channel === 'chat') };
 }
 
+/** The most webhooks chatTo gives one subscriber (one slack integration each). */
+const MAX_HOOKS = 4;
+
 async function workflows(service: Service) {
+  await activeIntegrations(service, ['slack']);
+  for (let i = 0; i < MAX_HOOKS; i++) await activeIntegrations(service, ['slack'], undefined, () => `hook-${i}`);
   await createWorkflow(service, { workflowId: 'noop', name: 'No steps', steps: [] });
   await createWorkflow(service, { workflowId: 'chat-only', name: 'Chat', steps: [{ name: 'chat', type: 'chat', controlValues: { body: 'hello' } }] });
 }

@@ -46,7 +46,7 @@ describe('workflows (POST/GET /v2/workflows)', () => {
     assert.deepEqual(w.triggers[0].variables, [{ name: 'name' }]);
   });
 
-  it('updates a workflow with the same workflowId: 200, step ids kept by name and type', async () => {
+  it('updates a workflow with the same workflowId: 201 (as a create: Novu\'s SDK takes no other), step ids kept by name and type', async () => {
     const first = await server.post('/v2/workflows', { workflowId: 'digest-me', name: 'One', steps: [inbox({ body: 'a' })] });
     assert.equal(first.status, 201);
     const second = await server.post('/v2/workflows', {
@@ -55,7 +55,7 @@ describe('workflows (POST/GET /v2/workflows)', () => {
       active: false,
       steps: [inbox({ body: 'b' }), { name: 'sms', type: 'sms', controlValues: { body: 'x' } }],
     });
-    assert.equal(second.status, 200, JSON.stringify(second.body));
+    assert.equal(second.status, 201, JSON.stringify(second.body));
     assert.equal(second.body._id, first.body._id);
     assert.equal(second.body.name, 'Two');
     assert.equal(second.body.active, false);
@@ -64,21 +64,36 @@ describe('workflows (POST/GET /v2/workflows)', () => {
     assert.notEqual(second.body.steps[1]._id, first.body.steps[0]._id);
     assert.equal(second.body.createdAt, first.body.createdAt);
     const list = await server.get('/v2/workflows');
-    assert.equal(list.body.filter((w: any) => w.workflowId === 'digest-me').length, 1);
+    assert.equal(list.body.workflows.filter((w: any) => w.workflowId === 'digest-me').length, 1);
+  });
+
+  it('keeps a severity (high, medium, low, none; none when not given), and refuses any other', async () => {
+    const made = await server.post('/v2/workflows', { workflowId: 'severe', name: 'Severe', severity: 'high', steps: [inbox({ body: 'a' })] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal(made.body.severity, 'high');
+    const kept = await server.post('/v2/workflows', { workflowId: 'severe', name: 'Severe again', steps: [inbox({ body: 'b' })] });
+    assert.equal(kept.body.severity, 'high');
+    const lowered = await server.post('/v2/workflows', { workflowId: 'severe', name: 'Severe', severity: 'low', steps: [inbox({ body: 'b' })] });
+    assert.equal(lowered.body.severity, 'low');
+    const plain = await server.post('/v2/workflows', { workflowId: 'not-severe', name: 'Plain', steps: [inbox({ body: 'a' })] });
+    assert.equal(plain.body.severity, 'none');
+    const refused = await server.post('/v2/workflows', { workflowId: 'too-severe', name: 'x', severity: 'critical', steps: [] });
+    assert.ok(expectErrorBody(refused, 422).errors.severity);
   });
 
   it('lists the workflows of the key\'s environment only', async () => {
     await server.post('/v2/workflows', { workflowId: 'staging-only', name: 'S', steps: [] }, { key: KEYS.b });
     const a = await server.get('/v2/workflows');
     assert.equal(a.status, 200);
-    assert.ok(Array.isArray(a.body));
-    const ids = a.body.map((w: any) => w.workflowId);
+    assert.ok(Array.isArray(a.body.workflows));
+    assert.equal(a.body.totalCount, a.body.workflows.length);
+    const ids = a.body.workflows.map((w: any) => w.workflowId);
     assert.ok(ids.includes('welcome'));
     assert.ok(!ids.includes('staging-only'));
     const b = await server.get('/v2/workflows', { key: KEYS.b });
-    assert.deepEqual(b.body.map((w: any) => w.workflowId), ['staging-only']);
+    assert.deepEqual(b.body.workflows.map((w: any) => w.workflowId), ['staging-only']);
     const other = await server.get('/v2/workflows', { key: KEYS.other });
-    assert.deepEqual(other.body, []);
+    assert.deepEqual(other.body, { workflows: [], totalCount: 0 });
   });
 
   it('accepts http(s), relative and placeholder-led URLs', async () => {
@@ -135,6 +150,6 @@ describe('workflows (POST/GET /v2/workflows)', () => {
 
   it('stored nothing for the rejected bodies', async () => {
     const list = await server.get('/v2/workflows');
-    assert.ok(!list.body.some((w: any) => w.workflowId === 'x'));
+    assert.ok(!list.body.workflows.some((w: any) => w.workflowId === 'x'));
   });
 });

@@ -394,6 +394,41 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
     },
   },
+  '0010_workflow_severity': {
+    // A workflow's severity (high | medium | low | none), as Novu's workflow model carries it; null is none.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('workflows').addColumn('severity', 'text').execute();
+    },
+  },
+  '0012_topics': {
+    // Topics (a key naming a group of subscribers a trigger may address) and who is subscribed to each.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('topics')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('organization_id', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('name', 'text')
+        .addColumn('data', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('topics_env_key', ['environment_id', 'key'])
+        .execute();
+      await db.schema
+        .createTable('topic_subscriptions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('topic_id', 'text', (c) => c.notNull())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('identifier', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addUniqueConstraint('topic_subscriptions_topic_subscriber', ['topic_id', 'subscriber_id'])
+        .execute();
+      await db.schema.createIndex('topic_subscriptions_subscriber').on('topic_subscriptions').column('subscriber_id').execute();
+    },
+  },
   '0013_trigger_payloads': {
     // A trigger's payload (and overrides) stored once, not in each of its notifications, jobs and
     // messages (a 1 MB payload to 100 recipients through 5 steps was 1.1 GB): new rows refer to it

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { IntegrationTable, JobTable, MessageTable, NotificationTable, SubscriberTable, WorkflowTable } from './schema.ts';
+import type { IntegrationTable, JobTable, MessageTable, NotificationTable, SubscriberTable, TopicSubscriptionTable, TopicTable, WorkflowTable } from './schema.ts';
 
 // Rows as the database returns them, shared by the routes, the domain and the engine.
 
@@ -9,6 +9,8 @@ export type MessageRow = Selectable<MessageTable>;
 export type IntegrationRow = Selectable<IntegrationTable>;
 export type NotificationRow = Selectable<NotificationTable>;
 export type JobRow = Selectable<JobTable>;
+export type TopicRow = Selectable<TopicTable>;
+export type TopicSubscriptionRow = Selectable<TopicSubscriptionTable>;
 
 /** A workflow step as stored (workflows.steps, jobs.step): the shape `POST /v2/workflows` takes, with an `_id` added. */
 export interface StoredStep {

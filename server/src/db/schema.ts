@@ -88,6 +88,8 @@ export interface WorkflowTable {
   tags: string;
   active: number;
   critical: number;
+  /** high | medium | low | none; null (rows older than the column) is none */
+  severity: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: string;
   updated_at: string;
 }
@@ -238,6 +240,30 @@ export interface PreferenceTable {
   updated_at: string;
 }
 
+export interface TopicTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  key: string;
+  name: string | null;
+  /** JSON object */
+  data: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A subscriber's subscription to a topic: one per (topic, subscriber). */
+export interface TopicSubscriptionTable {
+  id: string;
+  environment_id: string;
+  topic_id: string;
+  /** the subscriber's row id */
+  subscriber_id: string;
+  identifier: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   environments: EnvironmentTable;
@@ -253,6 +279,8 @@ export interface Database {
   idempotency_keys: IdempotencyTable;
   payloads: PayloadTable;
   preferences: PreferenceTable;
+  topics: TopicTable;
+  topic_subscriptions: TopicSubscriptionTable;
   /** SQLite only: kept by triggers (migration 0007), read by inbox/feed.ts. */
   inbox_counts: InboxCountTable;
   /** SQLite only: bumped by triggers on every change of an environment's workflows (migration 0008). */

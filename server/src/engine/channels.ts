@@ -19,10 +19,11 @@ import type { JobRow, StoredStep } from '../db/rows.ts';
 // A failed delivery fails its job (status `failed`, message status `error` with errorId/errorText);
 // the run goes on with the next step, as a step's `shouldStopOnFail` is false.
 
-/** Providers of subscriber credentials that are chat (the others of the spec's list are push). */
+/** Providers of subscriber credentials that are chat: the spec's, and the ones Novu's SDK adds (the others are push). */
 export const CHAT_PROVIDERS = new Set([
   'slack', 'discord', 'msteams', 'mattermost', 'ryver', 'zulip', 'grafana-on-call', 'getstream', 'rocket-chat',
-  'whatsapp-business', 'chat-webhook', 'service-slack',
+  'whatsapp-business', 'chat-webhook', 'service-slack', 'webex-messaging', 'line', 'novu-slack', 'telegram', 'sendblue',
+  'novu-web-chat',
 ]);
 export const PUSH_PROVIDERS = new Set(['fcm', 'apns', 'expo', 'one-signal', 'pushpad', 'push-webhook', 'pusher-beams', 'appio']);
 

@@ -12,13 +12,14 @@ import type { SubscriberRow } from '../db/rows.ts';
  */
 export interface RecipientInput {
   subscriberId: string;
-  firstName?: string;
-  lastName?: string;
-  email?: string;
-  phone?: string;
-  avatar?: string;
-  timezone?: string;
-  locale?: string;
+  /** (null, as Novu's SDK may send, leaves the field as it is) */
+  firstName?: string | null;
+  lastName?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  avatar?: string | null;
+  timezone?: string | null;
+  locale?: string | null;
   data?: unknown;
 }
 
@@ -58,15 +59,22 @@ const FIELDS = {
   timezone: 'timezone',
 } as const;
 
+function withoutNulls(recipient: RecipientInput): RecipientInput {
+  return Object.fromEntries(Object.entries(recipient).filter(([, value]) => value !== null)) as RecipientInput;
+}
+
 /** New subscribers per insert statement (bulk.ts: within SQLite's parameters, 17 columns each). */
 const SUBSCRIBERS_PER_INSERT = 500;
 
-/** `to` of a trigger as a list of recipient objects, first occurrence of each subscriberId kept. */
+/**
+ * `to` of a trigger as a list of recipient objects, first occurrence of each subscriberId kept. A
+ * field given as null is left out: it leaves the subscriber's value as it is.
+ */
 export function normalizeRecipients(to: string | RecipientInput | (string | RecipientInput)[]): RecipientInput[] {
   const list = Array.isArray(to) ? to : [to];
   const seen = new Map<string, RecipientInput>();
   for (const entry of list) {
-    const recipient = typeof entry === 'string' ? { subscriberId: entry } : entry;
+    const recipient = typeof entry === 'string' ? { subscriberId: entry } : withoutNulls(entry);
     const prior = seen.get(recipient.subscriberId);
     seen.set(recipient.subscriberId, prior ? { ...prior, ...recipient } : recipient);
   }

@@ -17,12 +17,21 @@ import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
 import type { JobOutcome } from './types.ts';
 import { inTransaction, type Store } from '../db/store.ts';
-import type { JobRow, StoredStep, SubscriberRow, WorkflowRow } from '../db/rows.ts';
+import type { JobRow, StoredStep, SubscriberRow, TopicRow, WorkflowRow } from '../db/rows.ts';
+
+/** A topic as a trigger's recipient: its subscribers, but for those `exclude` names. */
+export interface TopicRecipient {
+  type?: 'Topic' | 'Subscriber';
+  topicKey: string;
+  exclude?: string[];
+}
+
+type Recipient = string | RecipientInput | TopicRecipient;
 
 export interface TriggerInput {
   /** The workflow's `workflowId` (its trigger identifier). */
   name: string;
-  to: string | RecipientInput | (string | RecipientInput)[];
+  to: Recipient | Recipient[];
   payload?: Record<string, unknown>;
   overrides?: Record<string, unknown>;
   transactionId?: string;
@@ -42,11 +51,20 @@ export interface TriggerOptions {
 }
 
 export interface TriggerResult {
+  /** `trigger_not_active`: the workflow is inactive, and nothing was done (no transaction, no runs). */
+  status: 'processed' | 'trigger_not_active';
   transactionId: string;
   runs: { notificationId: string; subscriberId: string; outcome: JobOutcome }[];
   /** The payload variables the workflow's steps use that the trigger did not send (`x.y`), each once. */
   missingVariables: string[];
+  /** The runs of the topics' subscribers, made in the background after the answer (see fanOutToTopics); settles when all are made. */
+  topicRuns?: Promise<void>;
 }
+
+const isTopic = (recipient: Recipient): recipient is TopicRecipient => typeof recipient === 'object' && 'topicKey' in recipient;
+
+/** Topics' subscribers per page of a background fan-out: one transaction each, the event loop free between two. */
+const TOPIC_PAGE = { sqlite: 100, postgres: 500 };
 
 const INSERT_CHUNK = 200;
 
@@ -55,7 +73,10 @@ const INSERT_CHUNK = 200;
  * Job per workflow step, written in one transaction, every job under this process's lease (see
  * lease.ts: if the process dies, another resumes the runs); then each run goes as far as it can now
  * (in-app steps write their messages; the first step that has to wait stops it, see `advance`),
- * letting the event loop serve other requests between runs. An unknown or inactive workflow is a 422.
+ * letting the event loop serve other requests between runs. An unknown workflow, or an unknown
+ * topic in `to`, is a 422; an inactive workflow does nothing (status `trigger_not_active`, as Novu).
+ * A topic's subscribers (but for those named directly, excluded, or the actor) get their runs in
+ * the background, page by page (`topicRuns`), so a topic of thousands stalls no other request.
  */
 export async function trigger(store: Store, tenant: Tenant, input: TriggerInput, options: TriggerOptions = {}): Promise<TriggerResult> {
   const now = options.now ?? new Date();
@@ -70,17 +91,19 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
       name: { messages: ['must be the workflowId of an existing workflow'], value: input.name },
     });
   }
-  if (!bool(workflow.active)) {
-    throw unprocessable(`workflow '${input.name}' is not active`, { name: { messages: ['workflow is not active'], value: input.name } });
-  }
+  if (!bool(workflow.active)) return { status: 'trigger_not_active', transactionId: '', runs: [], missingVariables: [] };
+  const entries = Array.isArray(input.to) ? input.to : [input.to];
+  const topicRecipients = entries.filter(isTopic);
+  const recipients = normalizeRecipients(entries.filter((entry): entry is string | RecipientInput => !isTopic(entry)));
+  const topics = await topicsOf(store, tenant, topicRecipients);
   const transactionId = input.transactionId ?? randomUUID();
-  const recipients = normalizeRecipients(input.to);
-  checkBudget(input, recipients.length, parseJson<StoredStep[]>(workflow.steps, []).length);
+  const steps = parseJson<StoredStep[]>(workflow.steps, []).length;
+  checkBudget(input, recipients.length + (await topicMemberCount(store, topics)), steps);
 
   const shared = sharedBy(workflow, input, newId(now.getTime()));
   const planned = await inTransaction(store, async (trx) => {
-    const subscribers = await resolveRecipients(trx, tenant, recipients, now);
-    // The payload once for every run; its rows refer to it (the jobs here keep it, to run their steps).
+    const subscribers = recipients.length > 0 ? await resolveRecipients(trx, tenant, recipients, now) : [];
+    // The payload once for every run (a topic's background runs too); its rows refer to it.
     await trx.kysely
       .insertInto('payloads')
       .values({
@@ -101,9 +124,20 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
   });
   crashPoint('after-commit');
-  // The in-app steps at the head of the workflow, for every run at once (fan-out.ts).
-  await fanOutInApp(store, workflow, planned.map((run) => ({ jobs: run.jobs as JobRow[], subscriber: run.subscriber })), now);
+  const runs = await runPlanned(store, workflow, planned, now);
+  const missingVariables = [...new Set(shared.missing.flat())];
+  if (topics.length === 0) return { status: 'processed', transactionId, runs, missingVariables };
+  // Not the topics' subscribers already named, excluded, or acting.
+  const excluded = new Set([...recipients.map((recipient) => recipient.subscriberId), ...topicRecipients.flatMap((topic) => topic.exclude ?? [])]);
+  const actor = typeof input.actor === 'string' ? input.actor : (input.actor as { subscriberId?: unknown } | undefined)?.subscriberId;
+  if (typeof actor === 'string') excluded.add(actor);
+  const topicRuns = fanOutToTopics(store, tenant, workflow, shared, topics, excluded, transactionId, now);
+  return { status: 'processed', transactionId, runs, missingVariables, topicRuns };
+}
 
+/** Runs recorded runs as far as they go now: the in-app steps at the head of the workflow for all at once (fan-out.ts), then each run on. */
+async function runPlanned(store: Store, workflow: WorkflowRow, planned: (ReturnType<typeof planRun> & { subscriber: SubscriberRow })[], now: Date) {
+  await fanOutInApp(store, workflow, planned.map((run) => ({ jobs: run.jobs as JobRow[], subscriber: run.subscriber })), now);
   const runs: TriggerResult['runs'] = [];
   for (const [i, run] of planned.entries()) {
     if (i > 0) await yieldToLoop(store);
@@ -115,7 +149,7 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     });
     runs.push({ notificationId: run.notification.id, subscriberId: run.subscriber.subscriber_id, outcome });
   }
-  return { transactionId, runs, missingVariables: [...new Set(shared.missing.flat())] };
+  return runs;
 }
 
 /**
@@ -134,6 +168,76 @@ function checkBudget(input: TriggerInput, recipients: number, steps: number) {
     { payload: { messages: [`payload and overrides x recipients x steps must be at most ${format(budget)} bytes (NOTIF_MAX_TRIGGER_BYTES)`], value: `${format(bytes)} bytes` } },
   );
 }
+
+/** The topics a trigger names, each once; a 422 naming the first key that is no topic of the environment. */
+async function topicsOf(store: Store, tenant: Tenant, recipients: TopicRecipient[]): Promise<TopicRow[]> {
+  const keys = [...new Set(recipients.map((recipient) => recipient.topicKey))];
+  if (keys.length === 0) return [];
+  const rows = await store.kysely.selectFrom('topics').selectAll().where('environment_id', '=', tenant.environmentId).where('key', 'in', keys).execute();
+  const missing = keys.find((key) => !rows.some((row) => row.key === key));
+  if (missing !== undefined) {
+    throw unprocessable(`topic '${missing}' not found`, { to: { messages: [`names topic '${missing}', which does not exist`], value: missing } });
+  }
+  return rows;
+}
+
+/** How many subscribers the topics hold (each once), for the trigger's byte budget. */
+async function topicMemberCount(store: Store, topics: TopicRow[]): Promise<number> {
+  if (topics.length === 0) return 0;
+  const row = await store.kysely
+    .selectFrom('topic_subscriptions')
+    .select((eb) => eb.fn.count<string | number>('subscriber_id').distinct().as('members'))
+    .where('topic_id', 'in', topics.map((topic) => topic.id))
+    .executeTakeFirst();
+  return Number(row?.members ?? 0);
+}
+
+/**
+ * The runs of the topics' subscribers (each once, whatever topics they are in; not the `excluded`
+ * subscriberIds), in pages in subscriber order: each page's runs recorded in one transaction and run
+ * at once, the event loop free between two pages. (A process that stops midway leaves the later
+ * pages unmade; the recorded runs are resumed as any run is.)
+ */
+async function fanOutToTopics(
+  store: Store,
+  tenant: Tenant,
+  workflow: WorkflowRow,
+  shared: Shared,
+  topics: TopicRow[],
+  excluded: Set<string>,
+  transactionId: string,
+  now: Date,
+): Promise<void> {
+  const topicIds = topics.map((topic) => topic.id);
+  const named = toJson(topics.map((topic) => ({ _topicId: topic.id, topicKey: topic.key })));
+  const pageSize = TOPIC_PAGE[store.dialect];
+  let after = '';
+  for (;;) {
+    await breathe();
+    const members = await store.kysely
+      .selectFrom('subscribers')
+      .selectAll()
+      .where('id', 'in', (eb) => eb.selectFrom('topic_subscriptions').select('subscriber_id').where('topic_id', 'in', topicIds))
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageSize)
+      .execute();
+    if (members.length === 0) return;
+    after = members.at(-1)!.id;
+    const planned = members
+      .filter((member) => !excluded.has(member.subscriber_id))
+      .map((subscriber) => ({ ...planRun(tenant, workflow, subscriber, { subscriberId: subscriber.subscriber_id }, shared, transactionId, now, named), subscriber }));
+    if (planned.length === 0) continue;
+    await inTransaction(store, async (trx) => {
+      await insertChunked(trx, 'notifications', planned.map((run) => ({ ...run.notification, payload: STORED_APART })));
+      await insertChunked(trx, 'jobs', planned.flatMap((run) => run.jobs.map((job) => ({ ...job, payload: STORED_APART, overrides: STORED_APART }))));
+    });
+    await runPlanned(store, workflow, planned, now);
+  }
+}
+
+/** Lets the event loop turn (between two pages of a background fan-out). */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** What every run of a trigger shares: parsed or serialized once per trigger, not once per run. */
 interface Shared {
@@ -178,6 +282,8 @@ export function planRun(
   { steps, stepJson, channels, payload, overrides, missing, payloadId }: Shared,
   transactionId: string,
   now: Date,
+  /** JSON of the topics (`[{_topicId, topicKey}]`) the run reached the subscriber through. */
+  topics = '[]',
 ) {
   const iso = now.toISOString();
   const leaseEnd = Date.now() + leaseMs();
@@ -195,8 +301,8 @@ export function planRun(
     controls: '{}',
     to: toJson(recipient),
     tags: workflow.tags,
-    topics: '[]',
-    severity: null,
+    topics,
+    severity: workflow.severity,
     critical: workflow.critical,
     context_keys: '[]',
     created_at: iso,

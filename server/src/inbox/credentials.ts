@@ -2,7 +2,7 @@ import type { Tenant } from '../db/keys.ts';
 import type { SubscriberRow } from '../db/rows.ts';
 import type { Store } from '../db/store.ts';
 import { isWebhookUrl, refusedHost } from '../engine/webhook.ts';
-import { conflict, errorMessage, fieldProblem, HttpError, type FieldErrors } from '../errors.ts';
+import { badRequest, conflict, errorMessage, fieldProblem, HttpError, type FieldErrors } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { findSubscriber } from './subscribers.ts';
@@ -10,11 +10,11 @@ import { findSubscriber } from './subscribers.ts';
 // A subscriber's channel credentials (endpoints 4 and 5): chat webhooks and push device tokens, one
 // entry per (providerId, integrationIdentifier) in the subscriber's `channels`.
 
-/** Provider values the spec accepts for subscriber credentials (chat and push). */
+/** Provider values accepted for subscriber credentials (chat and push): the spec's, and the six more Novu's SDK sends. */
 export const CREDENTIAL_PROVIDERS = [
   'slack', 'discord', 'msteams', 'mattermost', 'ryver', 'zulip', 'grafana-on-call', 'getstream', 'rocket-chat',
-  'whatsapp-business', 'chat-webhook', 'service-slack', 'fcm', 'apns', 'expo', 'one-signal', 'pushpad',
-  'push-webhook', 'pusher-beams', 'appio',
+  'whatsapp-business', 'chat-webhook', 'service-slack', 'webex-messaging', 'line', 'novu-slack', 'telegram', 'sendblue',
+  'novu-web-chat', 'fcm', 'apns', 'expo', 'one-signal', 'pushpad', 'push-webhook', 'pusher-beams', 'appio',
 ] as const;
 
 /** The credentials that are URLs: each must be an http(s) one. */
@@ -65,7 +65,14 @@ export interface ChannelEntry {
  */
 export async function updateCredentials(store: Store, tenant: Tenant, subscriberId: string, input: CredentialsInput, append: boolean): Promise<SubscriberRow> {
   checkCredentialUrls(input.credentials);
+  // (An unknown subscriber is a 404 before anything is said of integrations.)
+  await findSubscriber(store, tenant, subscriberId);
   const integration = await findIntegrationFor(store, tenant.environmentId, input.providerId, input.integrationIdentifier);
+  // Every entry belongs to an integration (Novu's SDK reads none without): none active, nothing stored.
+  if (!integration) {
+    const which = input.integrationIdentifier === undefined ? '' : ` with identifier '${input.integrationIdentifier}'`;
+    throw badRequest(`No active ${input.providerId} integration${which} in this environment: create one (POST /v1/integrations) before setting its credentials`);
+  }
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const row = await findSubscriber(store, tenant, subscriberId);
     const channels = mergeChannel(parseJson<ChannelEntry[]>(row.channels, []), input, append, integration);
@@ -115,17 +122,18 @@ export function isHttpUrl(value: string): boolean {
 }
 
 /**
- * The integration a credential entry belongs to: the one with that identifier and provider, or,
- * without an identifier, the provider's primary (else first active, else first) integration.
+ * The active integration a credential entry belongs to: the one with that identifier and provider,
+ * or, without an identifier, the provider's primary (else first) active integration.
  */
 async function findIntegrationFor(store: Store, environmentId: string, providerId: string, identifier: string | undefined) {
   let query = store.kysely
     .selectFrom('integrations')
     .select('id')
     .where('environment_id', '=', environmentId)
-    .where('provider_id', '=', providerId);
+    .where('provider_id', '=', providerId)
+    .where('active', '=', 1);
   if (identifier !== undefined) query = query.where('identifier', '=', identifier);
-  const row = await query.orderBy('primary', 'desc').orderBy('active', 'desc').orderBy('created_at').orderBy('id').executeTakeFirst();
+  const row = await query.orderBy('primary', 'desc').orderBy('created_at').orderBy('id').executeTakeFirst();
   return row?.id;
 }
 

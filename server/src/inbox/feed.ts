@@ -10,7 +10,7 @@ import { loadEmbeds } from './embeds.ts';
 import { feedIdentifiers } from './messages.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
 import { findSubscriber } from './subscribers.ts';
-import { MESSAGE_COLUMNS, messageView } from './views.ts';
+import { FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
 
 // The hot paths: the in-app feed (endpoint 10) and the unseen count (13). Both read one
 // subscriber's in-app messages through the messages_feed / messages_unseen indexes (subscriber_id,
@@ -35,7 +35,7 @@ export interface FeedQuery {
  * use ("cached plan must not change result type") once a column is added to messages, as a
  * process of the next version does when it migrates at start while this one still serves.
  */
-const EVERY_COLUMN = columnList([...Object.values(MESSAGE_COLUMNS), 'payload_id']);
+const EVERY_COLUMN = columnList([...Object.values(FEED_ITEM_COLUMNS), 'payload_id']);
 /** A page whose messages' payloads and contents hold this many characters is put together in steps. */
 const LARGE_PAGE_CHARACTERS = 256 * 1024;
 const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -57,7 +57,7 @@ export function projection(value: string[] | undefined): Set<string> | undefined
   const names = value?.flatMap((item) => item.split(',')).map((name) => name.trim()).filter(Boolean);
   if (!names?.length) return undefined;
   const named = new Set(names);
-  return new Set(['_id', ...Object.keys(MESSAGE_COLUMNS).filter((name) => named.has(name))]);
+  return new Set(['_id', ...Object.keys(FEED_ITEM_COLUMNS).filter((name) => named.has(name))]);
 }
 
 /**
@@ -69,7 +69,7 @@ export function projection(value: string[] | undefined): Set<string> | undefined
  * projection, only the named fields (unknown names are ignored, as a spec server ignores the
  * parameter).
  */
-export function feedParts(views: ReturnType<typeof messageView<RawJson>>[], fields: Set<string> | undefined, rest: object): string[] {
+export function feedParts(views: readonly object[], fields: Set<string> | undefined, rest: object): string[] {
   const serialized = new Map<object, string>();
   const jsonOf = (embedded: object) => {
     let text = serialized.get(embedded);
@@ -162,9 +162,9 @@ export class Feed {
   readonly #unseen: UnseenCounter;
   readonly #onError: FeedOptions['onError'];
   /**
-   * A subscriber's internal id never changes (subscribers are not deleted or renamed), so the
-   * lookup is remembered: a feed page without the embedded subscriber and an unseen count need no
-   * subscriber row.
+   * A subscriber's internal id never changes (subscribers are not renamed; a removed one is
+   * forgotten, see forget), so the lookup is remembered: a feed page without the embedded
+   * subscriber and an unseen count need no subscriber row.
    */
   readonly #internalIds = new Map<string, string>();
   /**
@@ -254,7 +254,7 @@ export class Feed {
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
     const columns = fields
       ? columnList([
-          ...[...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : [])),
+          ...[...fields].flatMap((field) => (Object.hasOwn(FEED_ITEM_COLUMNS, field) ? FEED_ITEM_COLUMNS[field]! : [])),
           ...(STORED_APART_FIELDS.some((field) => fields.has(field)) ? ['payload_id'] : []),
         ])
       : EVERY_COLUMN;
@@ -266,10 +266,11 @@ export class Feed {
     const large = rows.reduce((sum, row) => sum + (row.payload?.length ?? 0) + (row.content?.length ?? 0), 0) >= LARGE_PAGE_CHARACTERS;
     if (large) await turnOfTheLoop();
     const embedTemplate = !fields || fields.has('template');
-    const views =
+    const messages =
       embedSubscriber || embedTemplate
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((row) => messageView<RawJson>(row, undefined, undefined, rawJson));
+    const views = messages.map((message, index) => feedItemView(message, rows[index]!));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: query.limit, page: query.page };
     if (large) await turnOfTheLoop();
     const parts = feedParts(views, fields, rest);
@@ -305,6 +306,11 @@ export class Feed {
       return flag ? kept.total - cleared : cleared;
     }
     return Number((await count())[0]!.count);
+  }
+
+  /** Forgets a removed subscriber's internal id (one made again with its subscriberId gets a new one). */
+  forget(environmentId: string, subscriberId: string): void {
+    this.#internalIds.delete(`${environmentId}/${subscriberId}`);
   }
 
   async #internalId(tenant: Tenant, subscriberId: string): Promise<string> {

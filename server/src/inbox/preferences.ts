@@ -39,18 +39,67 @@ export async function saveGlobalPreferences(store: Store, tenant: Tenant, subscr
 /** Changes the subscriber's preferences for one workflow (404 when there is none; 422 when it is critical); its preferences after. */
 export async function saveWorkflowPreferences(store: Store, tenant: Tenant, subscriberId: string, workflowId: string, input: PreferencesInput) {
   const subscriber = await findSubscriber(store, tenant, subscriberId);
+  const workflow = await changeableWorkflow(store, tenant, workflowId);
+  await save(store, tenant, subscriber.id, workflow.id, input);
+  return preferencesView(store, tenant, subscriber.id, 'all');
+}
+
+/**
+ * The workflow whose preferences a change names, by its workflowId or its _id: 404 when there is
+ * none, 422 when it is critical.
+ */
+async function changeableWorkflow(store: Store, tenant: Tenant, workflowId: string) {
   const workflow = await store.kysely
     .selectFrom('workflows')
-    .select(['id', 'critical'])
+    .selectAll()
     .where('environment_id', '=', tenant.environmentId)
-    .where('workflow_id', '=', workflowId)
+    .where((eb) => eb.or([eb('workflow_id', '=', workflowId), eb('id', '=', workflowId)]))
+    .orderBy('workflow_id')
     .executeTakeFirst();
   if (!workflow) throw notFound('Workflow', workflowId);
   if (bool(workflow.critical)) {
     throw unprocessable(`Workflow '${workflowId}' is critical: it always delivers, and its preferences cannot be changed`);
   }
-  await save(store, tenant, subscriber.id, workflow.id, input);
-  return preferencesView(store, tenant, subscriber.id, 'all');
+  return workflow;
+}
+
+/** A change in the shape of Novu's `PATCH /v2/subscribers/{id}/preferences`: without a workflowId, the global channels. */
+export interface PreferencesChange {
+  workflowId?: string;
+  channels?: Partial<Record<Channel, boolean>>;
+}
+
+/** `PATCH /v2/subscribers/{id}/preferences`: the global channels, or one workflow's; the preferences after. */
+export function savePreferences(store: Store, tenant: Tenant, subscriberId: string, change: PreferencesChange) {
+  const input = { channels: change.channels };
+  return change.workflowId === undefined
+    ? saveGlobalPreferences(store, tenant, subscriberId, input)
+    : saveWorkflowPreferences(store, tenant, subscriberId, change.workflowId, input);
+}
+
+/**
+ * `PATCH /v2/subscribers/{id}/preferences/bulk`: several workflows' channels at once (every
+ * workflow is checked before anything is saved); each workflow's preference after, in Novu's shape.
+ */
+export async function saveWorkflowPreferencesInBulk(store: Store, tenant: Tenant, subscriberId: string, changes: (PreferencesChange & { workflowId: string })[]) {
+  const subscriber = await findSubscriber(store, tenant, subscriberId);
+  const workflows = [];
+  for (const change of changes) workflows.push(await changeableWorkflow(store, tenant, change.workflowId));
+  for (const [index, change] of changes.entries()) await save(store, tenant, subscriber.id, workflows[index]!.id, { channels: change.channels });
+  const settings = await loadPreferences(store, subscriber.id);
+  return workflows.map((row) => ({
+    level: 'template',
+    workflow: {
+      id: row.id,
+      identifier: row.workflow_id,
+      name: row.name,
+      critical: bool(row.critical),
+      tags: parseJson<string[]>(row.tags, []),
+      severity: row.severity ?? 'none',
+    },
+    enabled: isOn(settings, row.id, 'enabled'),
+    channels: channelMap(workflowChannels(row.steps), settings, row.id),
+  }));
 }
 
 /** Writes each setting the input names as its own row (an upsert), so concurrent changes of different settings all stay. */
@@ -101,7 +150,8 @@ async function preferencesView(store: Store, tenant: Tenant, subscriberRowId: st
     loadPreferences(store, subscriberRowId),
   ]);
   const all = rows.map((row) => ({ row, channels: workflowChannels(row.steps) }));
-  const global = new Set(all.flatMap((w) => [...w.channels]));
+  // Every channel some workflow has, and every channel the subscriber set globally.
+  const global = new Set([...all.flatMap((w) => [...w.channels]), ...CHANNELS.filter((c) => settings.has(`${GLOBAL}/${c}`))]);
   const wanted = all.filter(({ row }) => {
     if (criticality === 'all') return true;
     return criticality === 'critical' ? bool(row.critical) : !bool(row.critical);

@@ -15,7 +15,8 @@ export function subscriberView(row: SubscriberRow) {
     avatar: optional(row.avatar),
     locale: optional(row.locale),
     timezone: optional(row.timezone),
-    channels: parseJson<unknown[]>(row.channels, []),
+    // (Entries stored before every entry had to belong to an integration are left out: Novu's SDK reads none without.)
+    channels: parseJson<{ _integrationId?: string }[]>(row.channels, []).filter((entry) => entry._integrationId),
     topics: parseJson<string[]>(row.topics, []),
     isOnline: bool(row.is_online),
     lastOnlineAt: optional(row.last_online_at),
@@ -124,4 +125,27 @@ export function messageView<J = never>(
     overrides: json<Record<string, unknown>>(row.overrides, {}),
     contextKeys: json<string[]>(row.context_keys, []),
   };
+}
+
+/** The columns of a feed item's fields: a Message's, and `_jobId` (`archived` reads none). */
+export const FEED_ITEM_COLUMNS: Record<string, keyof MessageRow> = { ...MESSAGE_COLUMNS, _jobId: 'job_key' };
+
+/**
+ * An item of the in-app feed (endpoint 10): the Message in the shape of Novu's feed item, whose
+ * `content` is the rendered body as text (a Message's content blocks are for email), with the id of
+ * the job that wrote it and whether it is archived (never, yet).
+ */
+export function feedItemView<V extends object>(view: V, row: MessageRow) {
+  return { ...view, content: contentText(row.content), _jobId: row.job_key ?? '', archived: false };
+}
+
+/** The text of a message's stored content: its text blocks' content, one per line. */
+export function contentText(stored: string | null | undefined): string {
+  const content = parseJson<unknown>(stored, []);
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block) => (block as { content?: unknown } | null)?.content)
+    .filter((text): text is string => typeof text === 'string')
+    .join('\n');
 }

@@ -33,7 +33,8 @@ const errors: FastifyPluginAsync<ErrorsPluginOptions> = async (app, { logging })
     }
     if (error instanceof HttpError) {
       if (error.headers) reply.headers(error.headers);
-      return reply.code(error.statusCode).send(errorBody(error.statusCode, error.message, path, error.errors ? { errors: error.errors } : undefined));
+      const body = errorBody(error.statusCode, error.message, path, error.errors ? { errors: error.errors } : undefined);
+      return reply.code(error.statusCode).send(error.resource ? { ...error.resource, ...body } : body);
     }
     // The database unreachable or gone silent (a failover, a restart, a partition): worth trying again soon.
     if (databaseUnavailable(error)) {

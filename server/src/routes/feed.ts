@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { chooseEncoding } from '../encoding.ts';
 import { Feed } from '../inbox/feed.ts';
+import { onSubscriberRemoved } from '../inbox/subscribers.ts';
 import { StringList, SubscriberIdParam } from '../schemas.ts';
 
 // The in-app feed (10) and the unseen count (13): the hot paths (inbox/feed.ts).
@@ -27,6 +28,10 @@ const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
     cache: app.feedCache,
     unseen: app.unseen,
     onError: (err, what) => app.log.warn({ err }, what),
+  });
+  const stopForgetting = onSubscriberRemoved((environmentId, subscriberId) => feed.forget(environmentId, subscriberId));
+  app.addHook('onClose', async () => {
+    stopForgetting();
   });
 
   // 10. The in-app feed: newest first, paged from 0; `totalCount` is the real number of matches.

@@ -2,12 +2,13 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CREDENTIAL_PROVIDERS, updateCredentials } from '../inbox/credentials.ts';
 import { SEARCH_DIRECTIONS, SEARCH_ORDER_FIELDS, searchSubscribers } from '../inbox/subscriber-search.ts';
-import { findSubscriber, saveSubscriber } from '../inbox/subscribers.ts';
+import { createSubscribers, findSubscriber, MAX_BULK_SUBSCRIBERS, patchSubscriber, removeSubscriber, saveSubscriber } from '../inbox/subscribers.ts';
 import { subscriberView } from '../inbox/views.ts';
 import { StringEnum, SubscriberIdParam } from '../schemas.ts';
 
-// Subscribers: create (8), get (3), search (6), credentials append/replace (4, 5). Preferences (14)
-// are in preferences.ts. Every query is confined to the API key's environment.
+// Subscribers: create (8), get (3), search (6), credentials append/replace (4, 5); and, with Novu's
+// paths and shapes, change (PATCH), remove (DELETE) and bulk create. Preferences (14) are in
+// preferences.ts. Every query is confined to the API key's environment.
 
 /** A string that may also be null (null clears the field on update). */
 const NullableString = (maxLength: number) => Type.Unsafe<string | null>({ type: 'string', nullable: true, maxLength });
@@ -25,6 +26,14 @@ const CreateSubscriberBody = Type.Object(
     timezone: Type.Optional(NullableString(64)),
     data: Type.Optional(NullableObject),
   },
+  { additionalProperties: false },
+);
+
+/** The profile fields alone (PATCH): a field left out keeps its value, null clears it. */
+const PatchSubscriberBody = Type.Omit(CreateSubscriberBody, ['subscriberId'], { additionalProperties: false });
+
+const BulkCreateBody = Type.Object(
+  { subscribers: Type.Array(CreateSubscriberBody, { minItems: 1, maxItems: MAX_BULK_SUBSCRIBERS }) },
   { additionalProperties: false },
 );
 
@@ -76,6 +85,21 @@ const subscribers: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/v2/subscribers', { schema: { querystring: CreateSubscriberQuery, body: CreateSubscriberBody } }, async (request, reply) => {
     const subscriber = await saveSubscriber(db, request.tenant, request.body, request.query.failIfExists);
     return reply.code(201).send(subscriberView(subscriber));
+  });
+
+  app.patch('/v2/subscribers/:subscriberId', { schema: { params: SubscriberIdParam, body: PatchSubscriberBody } }, async (request) => {
+    return subscriberView(await patchSubscriber(db, request.tenant, request.params.subscriberId, request.body));
+  });
+
+  // Removes the subscriber with its messages, preferences and topic subscriptions.
+  app.delete('/v2/subscribers/:subscriberId', { schema: { params: SubscriberIdParam } }, async (request) => {
+    await removeSubscriber(db, request.tenant, request.params.subscriberId);
+    return { acknowledged: true, status: 'deleted' };
+  });
+
+  // Creates (or updates) up to 500 subscribers: which were created, updated, failed.
+  app.post('/v1/subscribers/bulk', { schema: { body: BulkCreateBody } }, async (request, reply) => {
+    return reply.code(201).send(await createSubscribers(db, request.tenant, request.body.subscribers));
   });
 
   // 3. Get subscriber.

@@ -8,6 +8,7 @@ import type { Store } from '../db/store.ts';
 import { notFound, unprocessable } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { bool, optional, parseJson, toJson } from '../json.ts';
+import type { ExecutionDetail } from '../engine/types.ts';
 import { stepView, templateView } from './views.ts';
 
 // Notifications, the runs of triggers: get one (endpoint 16), list them (17), cancel a triggered
@@ -153,12 +154,12 @@ export async function cancelTransaction(db: Db, tenant: Tenant, transactionId: s
   return canceled > 0;
 }
 
-/** An execution detail saying the job was canceled; the spec's Execution detail shape. */
-function cancelDetail(now: Date, transactionId: string, previousStatus: string) {
+/** An execution detail saying the job was canceled: a `Warning` (Novu's statuses have no other for it) whose detail begins "Canceled". */
+function cancelDetail(now: Date, transactionId: string, previousStatus: string): ExecutionDetail {
   return {
     _id: newId(now.getTime()),
     createdAt: now.toISOString(),
-    status: 'Canceled',
+    status: 'Warning',
     detail: `Canceled (it was ${previousStatus}) by a request to cancel transaction '${transactionId}'`,
     isRetry: false,
     isTest: false,
@@ -269,7 +270,8 @@ export function notificationView(row: NotificationRow, jobs: JobRow[], subscribe
     template: {
       _id: row.template_id,
       name: workflow?.name ?? '',
-      origin: 'service-cloud',
+      // Novu's SDK takes one of its origins; a workflow made through this API is `external`.
+      origin: 'external',
       triggers: workflow ? templateView(workflow).triggers : [],
     },
     jobs: jobs.map((job) => jobView(job, workflow)),
@@ -296,7 +298,7 @@ function jobView(job: JobRow, workflow: WorkflowRow | undefined) {
     type: job.type,
     status: job.status,
     digest: job.digest === null ? undefined : parseJson<Record<string, unknown>>(job.digest, {}),
-    executionDetails: parseJson<unknown[]>(job.execution_details, []),
+    executionDetails: parseJson<ExecutionDetail[]>(job.execution_details, []).map(executionDetailView),
     step: {
       _id: step._id,
       _templateId: step._templateId,
@@ -304,7 +306,7 @@ function jobView(job: JobRow, workflow: WorkflowRow | undefined) {
       active: step.active,
       replyCallback: step.replyCallback,
       controlVariables: stored.controlValues ?? {},
-      metadata: step.metadata,
+      metadata: step.metadata ?? {},
       issues: {},
       template: step.template,
       filters: step.filters,
@@ -316,9 +318,22 @@ function jobView(job: JobRow, workflow: WorkflowRow | undefined) {
       stepId: step._id,
     },
     payload: parseJson<Record<string, unknown>>(job.payload, {}),
-    providerId: optional(job.provider_id),
+    // A job no integration ran (in-app, delay, digest, canceled) was run by the service itself.
+    providerId: job.provider_id ?? 'novu',
     updatedAt: job.updated_at,
     createdAt: job.created_at,
     scheduleExtensionsCount: 0,
   };
+}
+
+/** The statuses an execution detail may show (Novu's SDK refuses any other). */
+const DETAIL_STATUSES = new Set(['Success', 'Warning', 'Failed', 'Pending', 'Queued', 'ReadConfirmation']);
+
+/**
+ * An execution detail as answers show it. The service records finer statuses (Canceled, Skipped,
+ * Merged) than the ones a detail may show: those show as `Warning`, and their detail text (which
+ * begins with what happened: "Canceled", "Step skipped", "Digested into") tells which.
+ */
+function executionDetailView(detail: ExecutionDetail): ExecutionDetail {
+  return DETAIL_STATUSES.has(detail.status) ? detail : { ...detail, status: 'Warning' };
 }

@@ -3,18 +3,13 @@ import { bool, parseJson } from '../json.ts';
 
 // Workflows as the spec's resource shapes: the template a message or notification embeds, its steps.
 
-/** The spec's Step (inside a message's or notification's template) for a stored step. */
+/**
+ * The spec's Step (inside a message's or notification's template) for a stored step. `metadata` only
+ * for a delay or digest step: Novu's SDK takes a step's metadata only with its `type` and unit.
+ */
 export function stepView(step: StoredStep, workflowId: string) {
   const controls = step.controlValues ?? {};
-  const metadata =
-    step.type === 'delay' || step.type === 'digest'
-      ? {
-          amount: controls.amount,
-          unit: controls.unit,
-          ...(step.type === 'digest' ? { digestKey: controls.digestKey } : {}),
-          type: 'regular',
-        }
-      : {};
+  const waits = step.type === 'delay' || step.type === 'digest';
   return {
     _id: step._id,
     uuid: step._id,
@@ -24,9 +19,20 @@ export function stepView(step: StoredStep, workflowId: string) {
     shouldStopOnFail: false,
     template: { type: step.type, ...controls },
     filters: [],
-    metadata,
+    ...(waits ? { metadata: waitMetadata(step) } : {}),
     replyCallback: { active: false },
     variants: [],
+  };
+}
+
+/** The metadata of a delay or digest step, from its controls. */
+export function waitMetadata(step: StoredStep) {
+  const controls = step.controlValues ?? {};
+  return {
+    amount: controls.amount,
+    unit: controls.unit,
+    ...(step.type === 'digest' ? { digestKey: controls.digestKey } : {}),
+    type: 'regular',
   };
 }
 
@@ -69,6 +75,9 @@ export function templateView(row: WorkflowRow) {
       },
     ],
     deleted: false,
+    // Strings, empty while the workflow exists (Novu's SDK requires both).
+    deletedAt: '',
+    deletedBy: '',
     notificationGroup: {
       _id: row.environment_id,
       name: 'General',
