@@ -14,6 +14,14 @@ import { join, resolve } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '../..');
 /** How long a starting service may take to print that it listens before it counts as hung (see start()). */
 const START_GUARD_MS = 90_000;
+/**
+ * The overload guard's event loop limit for test services (NOTIF_MAX_EVENT_LOOP_DELAY_MS, 1 s in
+ * production): on a test machine shared with browsers and other services, every event loop is late
+ * because the machine is busy, not because the service is overloaded, and a 503 "under pressure"
+ * would fail a test of something else. The guard itself is tested with its heap limit
+ * (operations.test.ts); a test that wants the event loop limit sets it.
+ */
+const TEST_EVENT_LOOP_DELAY_LIMIT_MS = '60000';
 
 /**
  * How late a delayed or digested step may run and still be "on time" in a test: the scheduler
@@ -95,7 +103,13 @@ export class TestServer {
     const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', this.dbPath, ...args], {
       cwd: ROOT,
       // DATABASE_URL wins over --db in the service: point it at this server's database too.
-      env: { ...process.env, DATABASE_URL: this.postgres ? this.dbPath : '', NOTIF_API_KEYS: KEY_LIST, ...this.extraEnv },
+      env: {
+        ...process.env,
+        DATABASE_URL: this.postgres ? this.dbPath : '',
+        NOTIF_API_KEYS: KEY_LIST,
+        NOTIF_MAX_EVENT_LOOP_DELAY_MS: TEST_EVENT_LOOP_DELAY_LIMIT_MS,
+        ...this.extraEnv,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
