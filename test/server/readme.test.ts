@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { TestServer } from './helpers.ts';
 
@@ -14,14 +14,17 @@ const README = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'ut
 /** The lines that set what the reader fills in: `NOTIF=…` and `KEY=…`. */
 const SETTING = /^(NOTIF|KEY)=/;
 
-/** The shell blocks of the section `title`, in order. */
-function shellBlocks(title: string): string[] {
+/** The blocks of `language` in the section `title`, in order. */
+function blocksOf(title: string, language = 'sh'): string[] {
   const start = README.indexOf(`\n## ${title}\n`);
   assert.ok(start >= 0, `README.md has a section "${title}"`);
   const end = README.indexOf('\n## ', start + 1);
   const section = README.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
 }
+const shellBlocks = (title: string) => blocksOf(title);
+/** The address `npm start` serves on, as the README prints it. */
+const PRINTED_ADDRESS = 'http://127.0.0.1:3030';
 
 describe('README: your first notification', () => {
   let server: TestServer;
@@ -68,5 +71,37 @@ describe('README: your first notification', () => {
     assert.equal(message.cta.action.buttons[0].content, 'Track it');
     assert.equal(message.cta.action.buttons[0].url, '/orders/A-1042');
     assert.equal(message.transactionId, triggered.transactionId);
+  });
+});
+
+describe("README: the same with Novu's SDK", () => {
+  let server: TestServer;
+  let key: string;
+
+  before(async () => {
+    server = await new TestServer().start([]);
+    const printed = /development API key[^:]*: (\S+)/.exec(server.output());
+    assert.ok(printed, server.output());
+    key = printed[1]!;
+  });
+  after(() => server?.dispose());
+
+  it("runs as printed (only the address is the test service's) and the message is in the subscriber's feed", async () => {
+    const [program] = blocksOf('Your first notification', 'js');
+    assert.ok(program?.includes("from '@novu/api'"), 'the section has a JavaScript block with @novu/api');
+    assert.ok(program.includes(PRINTED_ADDRESS), `the block uses the address npm start prints (${PRINTED_ADDRESS})`);
+    // In a folder of the repository, so `@novu/api` resolves from its node_modules as from an app's.
+    const folder = mkdtempSync(resolve(import.meta.dirname, 'readme-sdk-'));
+    try {
+      const file = resolve(folder, 'first-notification.mjs');
+      writeFileSync(file, program.replaceAll(PRINTED_ADDRESS, server.url));
+      execFileSync(process.execPath, [file], { env: { ...process.env, KEY: key }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+    const feed = await server.get('/v1/subscribers/margaret/notifications/feed', { key });
+    assert.equal(feed.status, 200, JSON.stringify(feed.body));
+    assert.equal(feed.body.data.length, 1);
+    assert.equal(feed.body.data[0].subject, 'Your order A-1042 has shipped');
   });
 });
