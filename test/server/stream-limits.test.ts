@@ -13,7 +13,7 @@ import { openStream, type Stream } from './stream-fixtures.ts';
 
 const path = (s: string) => `/v1/subscribers/${encodeURIComponent(s)}`;
 
-describe('stream limits', { timeout: 60_000 }, () => {
+describe('stream limits', { timeout: 120_000 }, () => {
   let server: TestServer;
   const opened: Stream[] = [];
   const open = async (subscriberId: string) => {
@@ -102,14 +102,22 @@ describe('stream limits', { timeout: 60_000 }, () => {
     socket.pause(); // and never read again
     await waitFor('the stream open', async () => ((await streams()).open === 1 ? true : undefined));
     const body = 'x'.repeat(200_000);
+    // Each message takes about 400 KB on the wire (its body and its payload); the socket buffers of
+    // both ends hold a few MB at most before an event waits in the service's buffer, and
+    // SLOW_READER_MS after that the stream is ended. Messages keep coming, a few a second, until it
+    // is (however fast the triggers are answered), for at most SEND_FOR_MS.
+    const SEND_FOR_MS = 45_000;
+    const BETWEEN_TRIGGERS_MS = 200;
+    const started = Date.now();
     let sent = 0;
     try {
-      for (; sent < 80 && (await streams()).open === 1; sent++) await triggerEvent(server, { name: 'limits', to: 'lim-slow', payload: { title: `t${sent}`, body } });
-      // Each message takes about 400 KB on the wire (its body and its payload); the socket buffers
-      // of both ends hold a few MB at most before an event waits in the service's buffer.
-      await waitFor('the stream ended', async () => ((await streams()).open === 0 ? true : undefined));
-      assert.ok(sent < 80, `ended after ${sent} messages`);
-      console.log(`ended after ${sent} messages`);
+      while ((await streams()).open === 1 && Date.now() - started < SEND_FOR_MS) {
+        await triggerEvent(server, { name: 'limits', to: 'lim-slow', payload: { title: `t${sent}`, body } });
+        sent++;
+        await new Promise((resolve) => setTimeout(resolve, BETWEEN_TRIGGERS_MS));
+      }
+      assert.equal((await streams()).open, 0, `the stream was still open after ${sent} messages in ${SEND_FOR_MS / 1000} s`);
+      console.log(`ended after ${sent} messages, ${Date.now() - started} ms`);
     } finally {
       socket.destroy();
     }
