@@ -27,7 +27,7 @@ describe('a payload that lacks variables the steps use', () => {
     const feed = await server.get('/v1/subscribers/ada/notifications/feed');
     const [message] = feed.body.data;
     assert.equal(message.subject, ' replied to your comment');
-    assert.equal(message.content[0].content, '“” on Pricing');
+    assert.equal(message.content, '“” on Pricing', 'the feed item has the rendered body as text');
 
     const listed = await server.get(`/v1/notifications?transactionId=${sent.body.transactionId}`);
     const notification = await server.get(`/v1/notifications/${listed.body.data[0]._id}`);
@@ -55,7 +55,7 @@ describe('a payload that lacks variables the steps use', () => {
     assert.equal(sent.status, 201);
     const [message] = (await server.get('/v1/subscribers/ada/notifications/feed')).body.data;
     assert.equal(message.subject, 'Grace replied to your comment');
-    assert.equal(message.content[0].content, '“Nice” on Docs');
+    assert.equal(message.content, '“Nice” on Docs');
     const listed = await server.get(`/v1/notifications?transactionId=${sent.body.transactionId}`);
     const notification = await server.get(`/v1/notifications/${listed.body.data[0]._id}`);
     assert.equal(notification.body.jobs[0].executionDetails.some((detail: { status: string }) => detail.status === 'Warning'), false);
