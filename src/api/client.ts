@@ -6,7 +6,7 @@ import type {
   FeedQuery, Integration, IntegrationRequest, MarkAllRequest, MarkAsRequest,
   MessageActionRequest, Notification, NotificationListQuery, NotificationListResponse, Preferences, Subscriber,
   SubscriberSearchQuery, SubscriberSearchResponse, TriggerRequest, TriggerResponse, UnseenCountQuery,
-  Workflow, Channel,
+  Workflow, WorkflowList, Channel,
 } from './types.ts';
 import {
   deleteMessage, feed, markAll, markAs, messageAction, request, unseenCount,
@@ -121,9 +121,8 @@ export class NotifClient {
   createWorkflow(body: Workflow, options?: CallOptions) {
     return this.request<Workflow>('POST', '/v2/workflows', { ...options, body });
   }
-  /** The environment's workflows (the service answers Novu's `{workflows, totalCount}`; a bare array is read too). */
-  async listWorkflows(options?: CallOptions): Promise<Workflow[]> {
-    const answer = await this.request<Workflow[] | { workflows: Workflow[] }>('GET', '/v2/workflows', options);
-    return Array.isArray(answer) ? answer : answer.workflows;
+  /** The environment's workflows, in Novu's shape: `{workflows, totalCount}`. */
+  listWorkflows(options?: CallOptions) {
+    return this.request<WorkflowList>('GET', '/v2/workflows', options);
   }
 }

@@ -535,6 +535,12 @@ export interface WorkflowStep {
   controlValues?: InAppControlValues & Json;
 }
 
+/** A list of workflows (GET /v2/workflows), as Novu's SDK reads it. */
+export interface WorkflowList {
+  workflows: Workflow[];
+  totalCount: number;
+}
+
 export interface Workflow {
   workflowId: string;
   name: string;

@@ -181,6 +181,10 @@ describe('NotifClient', () => {
       const clash = await failure(() => client.createSubscriber({ subscriberId }, { failIfExists: true }));
       expect(clash.status).to.equal(409);
 
+      // Credentials belong to an active integration of their provider (a 400 otherwise, as Novu answers).
+      const refused = await failure(() => client.appendCredentials(subscriberId, { providerId: 'pushpad', credentials: { deviceTokens: ['a'] } }));
+      expect(refused.status).to.equal(400);
+      await client.createIntegration({ providerId: 'fcm', channel: 'push', identifier: uniqueId('fcm'), active: true, credentials: { serviceAccount: '{"project_id":"test"}' } });
       await client.appendCredentials(subscriberId, { providerId: 'fcm', credentials: { deviceTokens: ['a', 'b'] } });
       const appended = await client.appendCredentials(subscriberId, { providerId: 'fcm', credentials: { deviceTokens: ['b', 'c'] } });
       expect(appended.channels?.find((c) => c.providerId === 'fcm')?.credentials.deviceTokens).to.deep.equal(['a', 'b', 'c']);
@@ -299,8 +303,9 @@ describe('NotifClient', () => {
       expect(notification.transactionId).to.equal(ta.transactionId);
       expect(notification.jobs?.length).to.be.greaterThan(0);
 
-      const workflows = await client.listWorkflows();
+      const { workflows, totalCount } = await client.listWorkflows();
       expect(workflows.map((w) => w.workflowId)).to.include(workflowId);
+      expect(totalCount).to.be.at.least(workflows.length);
 
       const unknown = await failure(() => client.cancelTrigger(uniqueId('tx')));
       expect(unknown.status).to.equal(404);

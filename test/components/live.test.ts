@@ -103,7 +103,10 @@ describe('live: the stream', () => {
     await trigger(workflowId, sub, { title, body });
     await waitFor(() => received.length === 1, 'notif-message-received', LIVE_WAIT);
     expect(received[0]!.subject).to.equal(title);
-    expect(received[0]!.content).to.deep.equal([{ type: 'text', content: body }]);
+    // The whole body, as the feed item has it (the rendered text) or as content blocks.
+    const content = received[0]!.content ?? '';
+    const text = typeof content === 'string' ? content : content.map((block) => block.content).join('');
+    expect(text).to.equal(body);
     expect(received[0]!.payload).to.deep.equal({ title, body });
   });
 

@@ -124,7 +124,10 @@ export class NotifMessage extends NotifElement {
       const long = target.scrollHeight > target.clientHeight || target.classList.contains('whole');
       if (long != message.#long) {
         message.#long = long;
-        message.requestUpdate();
+        // In the next frame: showing "Show more" now would resize the row, which the feed's list
+        // observes too, within this same frame ("ResizeObserver loop completed with undelivered
+        // notifications").
+        requestAnimationFrame(() => message.requestUpdate());
       }
     }
   });

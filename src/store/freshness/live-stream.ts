@@ -3,8 +3,9 @@
 // other tabs, which hear it alike (hear()): each tab keeps the last event id (a new leader resumes
 // from it) and the service's retry.
 import type { NotifApiError } from '../../api/request.ts';
-import type { Message } from '../../api/types.ts';
+import type { FeedResponse, Message } from '../../api/types.ts';
 import type { StoreContext } from '../context.ts';
+import { FEED_FIELDS } from '../feed-pages.ts';
 import { backoff } from './backoff.ts';
 import { SseLineParser, type SseItem } from './sse-lines.ts';
 
@@ -62,6 +63,23 @@ export interface LiveStreamOptions {
   unreadable(): void;
 }
 
+/** How many of the newest messages are read to find one a stream event told of in a preview (others may have come just after it). */
+const NEWEST_MESSAGES = 10;
+
+/**
+ * A new message whole, as the feed gives it, for a stream event that carried only a preview of it
+ * (the service cuts large ones): found among the newest few messages. Undefined when they do not
+ * hold it, or the request fails. (Here, in the stream's own file: only stream events need it.)
+ */
+export async function wholeMessage(context: StoreContext, messageId: string): Promise<Message | undefined> {
+  try {
+    const response = await context.call<FeedResponse>('notifications/feed', { query: { page: 0, limit: NEWEST_MESSAGES, fields: FEED_FIELDS } });
+    return response.data?.find((message) => message._id === messageId);
+  } catch {
+    return undefined;
+  }
+}
+
 /** An event's data as a LiveEvent, or undefined when it is not a JSON object. */
 function parseEvent(data: string): LiveEvent | undefined {
   let parsed: unknown;
@@ -85,6 +103,12 @@ export class LiveStream {
 
   constructor(options: LiveStreamOptions) {
     this.#options = options;
+  }
+
+  /** A preview's event, once its message is read whole (as the preview when it cannot be). */
+  async #wholeThen(event: LiveEvent, preview: Message) {
+    const whole = await wholeMessage(this.#options.context, preview._id);
+    this.#options.event({ ...event, message: whole ?? preview, preview: whole === undefined });
   }
 
   /** The stream is open (polling rests). */
@@ -187,6 +211,10 @@ export class LiveStream {
       }
       const id = event.id ?? item.id;
       if (id) this.#lastEventId = id;
+      if (event.preview && event.message) {
+        void this.#wholeThen(event, event.message);
+        continue;
+      }
       this.#options.event(event);
     }
   }
