@@ -140,7 +140,8 @@ export async function customRowAndPreferences({ page, service, errors }: Running
 
   await bell.locator('[part~="preferences-button"]').click();
   const prefs = bell.locator('notif-preferences');
-  const noteInApp = prefs.locator('fieldset', { hasText: 'Note' }).locator('label', { hasText: 'In-app' }).locator('input');
+  // The note has one channel, in-app: its one switch is the workflow's own, in its legend.
+  const noteInApp = prefs.locator('fieldset', { hasText: 'Note' }).locator('legend input[role="switch"]');
   await noteInApp.waitFor();
   assert.equal(await noteInApp.isChecked(), true);
   await noteInApp.click();
