@@ -19,3 +19,8 @@ export const SubscriberIdParam = Type.Object({ subscriberId: Type.String({ minLe
 
 /** Free-form JSON object (payload, data, overrides...). */
 export const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+/** A text that may be null (Novu's SDK sends null for a field it leaves empty), at most `maxLength` characters. */
+export const NullableString = (maxLength: number) => Type.Unsafe<string | null>({ type: 'string', nullable: true, maxLength });
+/** A JSON object that may be null. */
+export const NullableObject = Type.Unsafe<Record<string, unknown> | null>({ type: 'object', nullable: true });

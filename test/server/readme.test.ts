@@ -26,15 +26,20 @@ const shellBlocks = (title: string) => blocksOf(title);
 /** The address `npm start` serves on, as the README prints it. */
 const PRINTED_ADDRESS = 'http://127.0.0.1:3030';
 
+/** A fresh service started as `npm start` starts it (seeded), and the development key it prints. */
+async function startAsNpmStartDoes(): Promise<{ server: TestServer; key: string }> {
+  const server = await new TestServer().start([]);
+  const printed = /development API key[^:]*: (\S+)/.exec(server.output());
+  assert.ok(printed, server.output());
+  return { server, key: printed[1]! };
+}
+
 describe('README: your first notification', () => {
   let server: TestServer;
   let key: string;
 
   before(async () => {
-    server = await new TestServer().start([]);
-    const printed = /development API key[^:]*: (\S+)/.exec(server.output());
-    assert.ok(printed, server.output());
-    key = printed[1]!;
+    ({ server, key } = await startAsNpmStartDoes());
   });
   after(() => server?.dispose());
 
@@ -79,10 +84,7 @@ describe("README: the same with Novu's SDK", () => {
   let key: string;
 
   before(async () => {
-    server = await new TestServer().start([]);
-    const printed = /development API key[^:]*: (\S+)/.exec(server.output());
-    assert.ok(printed, server.output());
-    key = printed[1]!;
+    ({ server, key } = await startAsNpmStartDoes());
   });
   after(() => server?.dispose());
 

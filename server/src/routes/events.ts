@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { trigger, type TriggerInput } from '../engine/trigger.ts';
 import { HttpError } from '../errors.ts';
 import { TOPIC_KEY_PATTERN } from '../inbox/topics.ts';
-import { JsonObject, StringEnum } from '../schemas.ts';
+import { JsonObject, NullableObject, NullableString, StringEnum } from '../schemas.ts';
 import type { Store } from '../db/store.ts';
 
 // POST /v1/events/trigger (decisions.md, "Beyond the spec"): runs a workflow for one or more
@@ -14,18 +14,17 @@ import type { Store } from '../db/store.ts';
 // POST /v1/events/trigger/bulk: up to 100 triggers, one answer each, in order.
 
 const SubscriberString = Type.String({ minLength: 1, maxLength: 255 });
-/** A profile field; null (Novu's SDK may send it) leaves the subscriber's value as it is. */
-const Text = (maxLength: number) => Type.Unsafe<string | null>({ type: 'string', nullable: true, maxLength });
+// A profile field given as null (Novu's SDK may send it) leaves the subscriber's value as it is.
 const RecipientObject = Type.Object({
   subscriberId: SubscriberString,
-  firstName: Type.Optional(Text(1024)),
-  lastName: Type.Optional(Text(1024)),
-  email: Type.Optional(Text(1024)),
-  phone: Type.Optional(Text(1024)),
-  avatar: Type.Optional(Text(2048)),
-  locale: Type.Optional(Text(1024)),
-  timezone: Type.Optional(Text(1024)),
-  data: Type.Optional(Type.Unsafe<Record<string, unknown> | null>({ type: 'object', nullable: true })),
+  firstName: Type.Optional(NullableString(1024)),
+  lastName: Type.Optional(NullableString(1024)),
+  email: Type.Optional(NullableString(1024)),
+  phone: Type.Optional(NullableString(1024)),
+  avatar: Type.Optional(NullableString(2048)),
+  locale: Type.Optional(NullableString(1024)),
+  timezone: Type.Optional(NullableString(1024)),
+  data: Type.Optional(NullableObject),
 });
 /** The most subscriberIds a topic recipient's `exclude` names. */
 const MAX_EXCLUDED = 1000;

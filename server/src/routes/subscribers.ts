@@ -4,15 +4,13 @@ import { CREDENTIAL_PROVIDERS, updateCredentials } from '../inbox/credentials.ts
 import { SEARCH_DIRECTIONS, SEARCH_ORDER_FIELDS, searchSubscribers } from '../inbox/subscriber-search.ts';
 import { createSubscribers, findSubscriber, MAX_BULK_SUBSCRIBERS, patchSubscriber, removeSubscriber, saveSubscriber } from '../inbox/subscribers.ts';
 import { subscriberView } from '../inbox/views.ts';
-import { StringEnum, SubscriberIdParam } from '../schemas.ts';
+import { NullableObject, NullableString, StringEnum, SubscriberIdParam } from '../schemas.ts';
 
 // Subscribers: create (8), get (3), search (6), credentials append/replace (4, 5); and, with Novu's
 // paths and shapes, change (PATCH), remove (DELETE) and bulk create. Preferences (14) are in
 // preferences.ts. Every query is confined to the API key's environment.
 
 /** A string that may also be null (null clears the field on update). */
-const NullableString = (maxLength: number) => Type.Unsafe<string | null>({ type: 'string', nullable: true, maxLength });
-const NullableObject = Type.Unsafe<Record<string, unknown> | null>({ type: 'object', nullable: true });
 
 const CreateSubscriberBody = Type.Object(
   {
