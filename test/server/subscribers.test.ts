@@ -624,7 +624,8 @@ describe('PATCH / PUT /v1/subscribers/:subscriberId/credentials', () => {
   });
 
   it('concurrent PATCHes lose nothing', async () => {
-    const tokens = Array.from({ length: 12 }, (_, i) => `tok-${i}`);
+    // More than the update's attempts: each must wait its turn, not run out of tries.
+    const tokens = Array.from({ length: 30 }, (_, i) => `tok-${i}`);
     const replies = await Promise.all(
       tokens.map((t) => server.patch('/v1/subscribers/cred-6/credentials', { providerId: 'expo', credentials: { deviceTokens: [t] } })),
     );

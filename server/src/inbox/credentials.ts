@@ -1,8 +1,8 @@
 import type { Tenant } from '../db/keys.ts';
 import type { SubscriberRow } from '../db/rows.ts';
-import type { Store } from '../db/store.ts';
+import { inTransaction, type Store } from '../db/store.ts';
 import { isWebhookUrl, refusedHost } from '../engine/webhook.ts';
-import { badRequest, conflict, errorMessage, fieldProblem, HttpError, type FieldErrors } from '../errors.ts';
+import { badRequest, conflict, errorMessage, fieldProblem, HttpError, notFound, type FieldErrors } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { findSubscriber } from './subscribers.ts';
@@ -74,21 +74,29 @@ export async function updateCredentials(store: Store, tenant: Tenant, subscriber
     throw badRequest(`No active ${input.providerId} integration${which} in this environment: create one (POST /v1/integrations) before setting its credentials`);
   }
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const row = await findSubscriber(store, tenant, subscriberId);
-    const channels = mergeChannel(parseJson<ChannelEntry[]>(row.channels, []), input, append, integration);
-    const bytes = Buffer.byteLength(toJson(channels));
-    // (A change that shrinks what a subscriber holds is let through, even past the cap.)
-    if (bytes > MAX_CHANNELS_BYTES && bytes > Buffer.byteLength(row.channels || '[]')) {
-      const problem = `would make the subscriber's credentials ${bytes} bytes of JSON; at most ${MAX_CHANNELS_BYTES} bytes (PUT replaces an entry's device tokens)`;
-      throw fieldProblem('credentials', problem);
-    }
-    const updated = await store.kysely
-      .updateTable('subscribers')
-      .set({ channels: toJson(channels), version: row.version + 1, updated_at: nowIso() })
-      .where('id', '=', row.id)
-      .where('version', '=', row.version)
-      .returningAll()
-      .executeTakeFirst();
+    const updated = await inTransaction(store, async (trx) => {
+      // PostgreSQL: hold the row, so concurrent updates of one subscriber queue here rather than
+      // each losing the version check below (a dozen at once ran out of attempts on a busy machine).
+      // SQLite runs one transaction at a time, and the version check alone suffices.
+      let select = trx.kysely.selectFrom('subscribers').selectAll().where('environment_id', '=', tenant.environmentId).where('subscriber_id', '=', subscriberId);
+      if (trx.dialect === 'postgres') select = select.forUpdate();
+      const row = await select.executeTakeFirst();
+      if (!row) throw notFound('Subscriber', subscriberId);
+      const channels = mergeChannel(parseJson<ChannelEntry[]>(row.channels, []), input, append, integration);
+      const bytes = Buffer.byteLength(toJson(channels));
+      // (A change that shrinks what a subscriber holds is let through, even past the cap.)
+      if (bytes > MAX_CHANNELS_BYTES && bytes > Buffer.byteLength(row.channels || '[]')) {
+        const problem = `would make the subscriber's credentials ${bytes} bytes of JSON; at most ${MAX_CHANNELS_BYTES} bytes (PUT replaces an entry's device tokens)`;
+        throw fieldProblem('credentials', problem);
+      }
+      return trx.kysely
+        .updateTable('subscribers')
+        .set({ channels: toJson(channels), version: row.version + 1, updated_at: nowIso() })
+        .where('id', '=', row.id)
+        .where('version', '=', row.version)
+        .returningAll()
+        .executeTakeFirst();
+    });
     if (updated) return updated;
   }
   throw conflict('The subscriber is being changed by other requests; try again');
