@@ -45,7 +45,7 @@ async function main(argv: string[]) {
   }
   const [command = 'serve', subcommand] = config.command;
   // Every command may run the engine (seed triggers workflows): its settings first.
-  configureEngine({ runLeaseMs: config.runLeaseMs, crashPoints: config.crashAt, allowPrivateWebhooks: config.allowPrivateWebhooks });
+  configureEngine({ runLeaseMs: config.runLeaseMs, crashPoints: config.crashAt, allowPrivateWebhooks: config.allowPrivateWebhooks, snoozeMinMs: config.snoozeMinMs });
 
   if (command === 'keys') return createKey(config, subcommand);
   if (command === 'seed') return seed(config);

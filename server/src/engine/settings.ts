@@ -10,7 +10,12 @@ export interface EngineSettings {
   crashPoints: readonly string[];
   /** Let chat webhooks reach loopback, private and metadata addresses (webhook.ts): development only. */
   allowPrivateWebhooks: boolean;
+  /** The least time ahead a snooze may end (inbox/family.ts); tests shorten it. */
+  snoozeMinMs: number;
 }
+
+/** A snooze's least length when nothing else is set: a minute, as Novu's. */
+export const DEFAULT_SNOOZE_MIN_MS = 60_000;
 
 /** A run's lease when nothing else is set: long enough for any step, short enough to resume soon. */
 export const DEFAULT_RUN_LEASE_MS = 60_000;
@@ -19,6 +24,7 @@ const current: EngineSettings = {
   runLeaseMs: DEFAULT_RUN_LEASE_MS,
   crashPoints: [],
   allowPrivateWebhooks: false,
+  snoozeMinMs: DEFAULT_SNOOZE_MIN_MS,
 };
 
 /** Changes the settings given; the others keep their value. */
