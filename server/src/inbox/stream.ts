@@ -15,6 +15,11 @@ import { loadEmbeds } from './embeds.ts';
 //   {"id", "count": n}         the unseen count, at once on connect, then whenever it changes
 //   {"id", "message": {...}}   each new in-app message, in the order they were committed, with
 //                              `feedIdentifier` (its step's feed, when it has one)
+//   {"id", "changed": what, "messageId"?}  a change of the notifications family (read, unread,
+//                              seen, archive, unarchive, snooze, unsnooze, complete, revert,
+//                              delete; wake for a snoozed message come back, told as a message
+//                              first), with the message's id when it was one message's: other
+//                              browser tabs refresh their counts and lists
 //   {"id", "refetch": true}    at connect without Last-Event-ID (what the client read may predate
 //                              it), and on a reconnect that missed more than the stream replays
 // Every event's `id:` (its data's `id` too) is the commit number (`messages.seq`, engine/sequence.ts)
@@ -104,7 +109,7 @@ export function streamReads(db: Db, unseen: UnseenCounter): StreamReads {
   return { after, views, newest, unseen };
 }
 
-type Event = { count: number } | { message: unknown } | { refetch: true };
+type Event = { count: number } | { message: unknown } | { refetch: true } | { changed: string; messageId?: string };
 
 export interface InboxStreamOptions {
   /** The subscriber's internal id. */
@@ -167,6 +172,7 @@ export class InboxStream {
   readonly hear = (change: Change): void => {
     this.#queue(async () => {
       if (change.messageId !== undefined || change.subscriberId === EVERY_SUBSCRIBER) await this.#catchUp();
+      if (change.what !== undefined) this.#tell(change.target === undefined ? { changed: change.what } : { changed: change.what, messageId: change.target });
       await this.#count();
     });
   };

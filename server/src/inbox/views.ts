@@ -73,6 +73,7 @@ export const MESSAGE_COLUMNS: Record<string, keyof MessageRow> = {
   payload: 'payload',
   overrides: 'overrides',
   contextKeys: 'context_keys',
+  archived: 'archived',
 };
 
 /**
@@ -123,5 +124,6 @@ export function messageView<J = never>(
     payload: json<Record<string, unknown>>(row.payload, {}),
     overrides: json<Record<string, unknown>>(row.overrides, {}),
     contextKeys: json<string[]>(row.context_keys, []),
+    archived: bool(row.archived),
   };
 }
