@@ -394,6 +394,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
     },
   },
+  '0010_workflow_severity': {
+    // A workflow's severity (high | medium | low | none), as Novu's workflow model carries it; null is none.
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('workflows').addColumn('severity', 'text').execute();
+    },
+  },
   '0011_inbox_family': {
     // The subscriber notifications family (/v2/subscribers/{id}/notifications/...). A message may be
     // archived or snoozed; either takes it out of the default feed, the unseen count and the stream's

@@ -88,6 +88,8 @@ export interface WorkflowTable {
   tags: string;
   active: number;
   critical: number;
+  /** high | medium | low | none; null (rows older than the column) is none */
+  severity: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: string;
   updated_at: string;
 }

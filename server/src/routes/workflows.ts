@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { STEP_TYPES } from '../engine/types.ts';
 import { JsonObject, StringEnum } from '../schemas.ts';
-import { listWorkflows, saveWorkflow, workflowView } from '../workflows/workflows.ts';
+import { listWorkflows, saveWorkflow, SEVERITIES, workflowView } from '../workflows/workflows.ts';
 
 // Workflows that triggers run (decisions.md, "Beyond the spec"): POST creates one, or updates the
 // one with the same workflowId (201 when created, 200 when updated); GET lists the environment's.
@@ -20,6 +20,7 @@ const WorkflowBody = Type.Object({
   tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
   active: Type.Optional(Type.Boolean()),
   critical: Type.Optional(Type.Boolean()),
+  severity: Type.Optional(StringEnum(SEVERITIES)),
   steps: Type.Array(StepBody, { maxItems: 20 }),
 });
 

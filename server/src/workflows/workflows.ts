@@ -11,6 +11,10 @@ import { templateView } from './views.ts';
 // Workflows that triggers run (decisions.md, "Beyond the spec"): saved by workflowId (created, or
 // the environment's one with the same workflowId updated), listed per environment.
 
+/** How urgent a workflow's notifications are; a workflow without one is 'none'. */
+export const SEVERITIES = ['high', 'medium', 'low', 'none'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
 /** A workflow as `POST /v2/workflows` takes it (and the demo data writes it). */
 export interface WorkflowInput {
   workflowId: string;
@@ -19,6 +23,7 @@ export interface WorkflowInput {
   tags?: string[];
   active?: boolean;
   critical?: boolean;
+  severity?: Severity;
   steps: { name: string; type: StepType; controlValues?: Record<string, unknown> }[];
 }
 
@@ -33,6 +38,7 @@ export function workflowView(row: WorkflowRow) {
     tags: parseJson<string[]>(row.tags, []),
     active: bool(row.active),
     critical: bool(row.critical),
+    severity: row.severity ?? 'none',
     steps: steps.map((step) => ({ _id: step._id, stepId: step._id, name: step.name, type: step.type, controlValues: step.controlValues })),
     triggers: templateView(row).triggers,
     _environmentId: row.environment_id,
@@ -87,6 +93,7 @@ export async function saveWorkflow(store: Store, tenant: Tenant, input: Workflow
     tags: input.tags ? toJson(input.tags) : (existing?.tags ?? '[]'),
     active: input.active === undefined ? (existing?.active ?? 1) : int(input.active),
     critical: input.critical === undefined ? (existing?.critical ?? 0) : int(input.critical),
+    severity: input.severity === undefined ? (existing?.severity ?? null) : input.severity,
     updated_at: iso,
   };
   if (existing) {
