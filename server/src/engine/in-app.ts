@@ -59,8 +59,7 @@ const SEVERITY_VALUES = new Set(['high', 'medium', 'low']);
  */
 function severityOf(job: JobRow, ctx: RunContext): string | null {
   const overrides = parseJson<{ severity?: unknown }>(job.overrides, {});
-  const workflow = ctx.workflow as (RunContext['workflow'] & { severity?: string | null }) | undefined;
-  const severity = typeof overrides.severity === 'string' ? overrides.severity : workflow?.severity;
+  const severity = typeof overrides.severity === 'string' ? overrides.severity : ctx.workflow?.severity;
   return severity && SEVERITY_VALUES.has(severity) ? severity : null;
 }
 

@@ -18,14 +18,13 @@ interface Cta {
 
 /** What a family item shows of a message's workflow. */
 export function familyWorkflowView(row: WorkflowRow) {
-  const severity = (row as WorkflowRow & { severity?: string | null }).severity;
   return {
     id: row.id,
     identifier: row.workflow_id,
     name: row.name,
     critical: bool(row.critical),
     tags: parseJson<string[]>(row.tags, []),
-    severity: severity ?? 'none',
+    severity: row.severity ?? 'none',
   };
 }
 
