@@ -5,7 +5,7 @@ import { delayedInAppWorkflow, triggerEvent } from './fixtures.ts';
 import { dbQuery, sleep, waitFor } from './engine-fixtures.ts';
 
 // Two server processes on one PostgreSQL database share 1,000 due jobs: each runs once, both take
-// part. Only with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh).
+// part. They share snoozed messages' wake-ups alike: each message wakes once. Only with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh).
 
 const PG = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const SUBSCRIBERS = 1000;
@@ -17,7 +17,8 @@ describe('two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_
   /** Takes the triggers; its scheduler is off, so a and b race for every job by polling alone. */
   let front: TestServer;
   before(async () => {
-    const env = { NOTIF_SCHEDULER_POLL_MS: '100' };
+    // (Snoozes may end a second ahead, for the wake-ups' test.)
+    const env = { NOTIF_SCHEDULER_POLL_MS: '100', NOTIF_SNOOZE_MIN_MS: '1000' };
     a = await startServer(env);
     [b, front] = await Promise.all([new TestServer(env, a.dbPath).start(), new TestServer(env, a.dbPath).start(['--no-seed', '--no-scheduler'])]);
   });
@@ -73,5 +74,45 @@ describe('two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_
     assert.equal(workers.size, 2, `both processes claimed jobs: ${JSON.stringify([...workers])}`);
     for (const [, count] of workers) assert.ok(count > 0);
     t.diagnostic(`delays woken per process: ${[...workers.values()].join(' + ')}`);
+  });
+
+  it('share the wake-ups of 200 messages snoozed until the same moment: each wakes exactly once', async () => {
+    const WAKES = 200;
+    await a.post('/v2/workflows', { workflowId: 'pg-snooze', name: 'Snooze', steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'Later' } }] });
+    for (let i = 0; i < WAKES; i += BATCH) {
+      await triggerEvent(front, { name: 'pg-snooze', to: Array.from({ length: BATCH }, (_, j) => `pg-snoozer-${i + j}`) });
+    }
+    const messages = await waitFor(
+      `${WAKES} messages`,
+      async () => {
+        const rows = await dbQuery(a, "SELECT m.id, s.subscriber_id FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE s.subscriber_id LIKE 'pg-snoozer-%' AND m.channel = 'in_app'");
+        return rows.length >= WAKES ? rows : undefined;
+      },
+      30_000,
+      200,
+    );
+    const until = new Date(Date.now() + 8000).toISOString();
+    const snoozed = await Promise.all(messages.map((message) => front.patch(`/v2/subscribers/${message.subscriber_id}/notifications/${message.id}/snooze`, { snoozeUntil: until })));
+    for (const r of snoozed) assert.equal(r.status, 200, JSON.stringify(r.body));
+    await waitFor(
+      'every message to wake',
+      async () => {
+        const [{ n }] = await dbQuery(a, "SELECT count(*)::int AS n FROM messages WHERE snoozed_until IS NOT NULL");
+        const [{ w }] = await dbQuery(a, 'SELECT count(*)::int AS w FROM message_wakes');
+        return n === 0 && w === 0 ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+    await sleep(1000);
+    const woken = await dbQuery(a, "SELECT m.redelivered_at FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE s.subscriber_id LIKE 'pg-snoozer-%'");
+    assert.equal(woken.length, WAKES);
+    assert.deepEqual(
+      woken.map((row) => JSON.parse(row.redelivered_at).length),
+      woken.map(() => 1),
+      'each woke once',
+    );
+    const [{ distinct }] = await dbQuery(a, "SELECT count(DISTINCT seq)::int AS distinct FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE s.subscriber_id LIKE 'pg-snoozer-%'");
+    assert.equal(distinct, WAKES, 'each numbered again once, for the streams');
   });
 });

@@ -412,7 +412,7 @@ export const migrations: Record<string, Migration> = {
     //
     // Indexes: the default feed's hot reads (the unseen count, the Unread tab, the first page) read the
     // visible rows only, through partial indexes whose predicate the queries repeat literally
-    // (inbox/visibility.ts). messages_feed stays for the archived and snoozed views.
+    // (VISIBLE in inbox/family-filter.ts). messages_feed stays for the archived and snoozed views.
     async up(db: Kysely<any>) {
       await db.schema
         .alterTable('messages')

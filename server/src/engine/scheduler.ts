@@ -184,11 +184,7 @@ export class Scheduler {
     return folded;
   }
 
-  /**
-   * Claims the due jobs (one batch) and runs them; the number claimed. The waits of the batch end in
-   * one transaction, and what the runs read (their jobs, subscribers, workflows) is read once for
-   * the batch: a burst of due jobs costs a few statements per job.
-   */
+  /** Runs what is due: a batch of jobs, then a batch of snoozed messages' wake-ups; the larger number claimed. */
   async runDue(now = Date.now()): Promise<number> {
     const jobs = await this.runDueJobs(now);
     const wakes = await claimWakes(this.store, this.worker, now, this.batch, this.leaseMs);
@@ -196,7 +192,11 @@ export class Scheduler {
     return Math.max(jobs, wakes.length);
   }
 
-  /** Claims the due jobs (one batch) and runs them; the number claimed. */
+  /**
+   * Claims the due jobs (one batch) and runs them; the number claimed. The waits of the batch end in
+   * one transaction, and what the runs read (their jobs, subscribers, workflows) is read once for
+   * the batch: a burst of due jobs costs a few statements per job.
+   */
   private async runDueJobs(now: number): Promise<number> {
     const claimed = await this.claim(now);
     if (claimed.length === 0) return 0;

@@ -157,7 +157,7 @@ export function snoozeEnd(snoozeUntil: string, now = Date.now()): string {
   const seconds = Math.round(minimumMs / 1000);
   const problem = (message: string) => unprocessable(`snoozeUntil ${message}`, { snoozeUntil: { messages: [message], value: snoozeUntil } });
   if (!Number.isFinite(time)) throw problem('must be a date (ISO 8601)');
-  if (time < now + minimumMs) throw problem(`Snooze time must be at least ${seconds} seconds in the future`);
+  if (time < now + minimumMs) throw problem(`Snooze time must be at least ${seconds} ${seconds === 1 ? 'second' : 'seconds'} in the future`);
   return new Date(time).toISOString();
 }
 
