@@ -17,7 +17,7 @@ const HMAC_KEY = 'host-app-secret';
 const as = (subscriberId: string) => ({ 'x-subscriber-id': subscriberId, 'x-subscriber-hash': subscriberHash(subscriberId, HMAC_KEY) });
 const WEBHOOK = 'https://hooks.example.test/services/T0/B0/very-secret';
 const TOKEN = 'device-token-that-must-stay-on-the-server';
-/** What the elements ask for (src/store/store.ts FEED_FIELDS). */
+/** What the elements ask for (src/store/feed-pages.ts FEED_FIELDS). */
 const FEED_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
 
 async function listen(handler: (request: Request) => Promise<Response>): Promise<{ server: Server; url: string }> {

@@ -22,7 +22,7 @@ function rawGet(server: TestServer, path: string, headers: Record<string, string
   });
 }
 
-/** What the elements ask for (src/store/store.ts FEED_FIELDS). */
+/** What the elements ask for (src/store/feed-pages.ts FEED_FIELDS). */
 const ELEMENT_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
 
 describe('the wire: compression and the feed projection', () => {
