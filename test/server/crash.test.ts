@@ -188,7 +188,8 @@ describe('concurrent triggers under kill -9', () => {
 });
 
 describe('a snoozed message wakes once across a crash', () => {
-  // A snooze may end half a second ahead here; the wake's lease is the runs' (LEASE).
+  // A snooze may end half a second ahead here (the test snoozes 2.5 s, so a loaded machine still
+  // answers in time); the wake's lease is the runs' (LEASE).
   const SNOOZE = { ...LEASE, NOTIF_SNOOZE_MIN_MS: '500' };
   for (const boundary of ['after-wake-claim', 'after-wake']) {
     it(`crash ${boundary}: the process started after it wakes the message exactly once`, async () => {
@@ -198,7 +199,7 @@ describe('a snoozed message wakes once across a crash', () => {
       assert.equal(sent.status, 201, JSON.stringify(sent.body));
       const [message] = await waitFor('the message', async () => (await crashing.get('/v2/subscribers/sleeper/notifications')).body.data, 5000);
       const [before] = await dbQuery(crashing, 'SELECT seq FROM messages WHERE id = ?', [message.id]);
-      const snoozed = await crashing.patch(`/v2/subscribers/sleeper/notifications/${message.id}/snooze`, { snoozeUntil: new Date(Date.now() + 700).toISOString() });
+      const snoozed = await crashing.patch(`/v2/subscribers/sleeper/notifications/${message.id}/snooze`, { snoozeUntil: new Date(Date.now() + 2500).toISOString() });
       assert.equal(snoozed.status, 200, JSON.stringify(snoozed.body));
       await dead(crashing);
 
