@@ -3,7 +3,7 @@
 //
 //   npm run bench:size                 builds (npm run build) and measures dist/
 //   npm run bench:size -- --no-build   measures dist/ as it is
-//   npm run bench:size -- --readme     also rewrites the size table of README.md
+//   npm run bench:size -- --docs       also rewrites the size table of docs/benchmarks.md
 //
 // - script tag: dist/notif-inbox.min.js, the first file a page loads (Lit inside), and everything it
 //   may load after it (the files it imports on demand: dist/notif-preferences.min.js, custom
@@ -217,12 +217,12 @@ async function main() {
   for (const [group, f] of groups) {
     console.log(`  ${group.padEnd(56)} ${String(f.raw).padStart(7)} raw ${String(f.gzip).padStart(6)} gzip  ${((f.gzip / sum) * 100).toFixed(0).padStart(3)} %`);
   }
-  if (process.argv.includes('--readme')) writeReadme(scriptTag, es);
+  if (process.argv.includes('--docs')) writeSizeTable(scriptTag, es);
   process.exitCode = over ? 1 : 0;
 }
 
-/** Rewrites the table between <!-- size:start --> and <!-- size:end --> in README.md. */
-function writeReadme(scriptTag, es) {
+/** Rewrites the table between <!-- size:start --> and <!-- size:end --> in docs/benchmarks.md. */
+function writeSizeTable(scriptTag, es) {
   const n = (x) => `${x.toLocaleString('en-US')} B`;
   const row = (name, f, budget) =>
     `| ${name} | ${n(f.raw)} | ${n(f.gzip)} | ${n(f.brotli)} | ${budget / 1024} KB (${budget.toLocaleString('en-US')} B)${f.gzip > budget ? ': **over**' : ''} |`;
@@ -235,13 +235,13 @@ function writeReadme(scriptTag, es) {
     row('ES build bundled by esbuild: the largest chunk', es.chunks.find((chunk) => chunk.gzip === es.largest), BUDGETS.esChunk),
     ...Object.entries(OTHERS).map(([name, bytes]) => `| for comparison: ${name} | | ${bytes.toLocaleString('en')} B | | |`),
   ].join('\n');
-  const path = resolve(ROOT, 'README.md');
-  const readme = readFileSync(path, 'utf8');
-  const a = readme.indexOf('<!-- size:start -->');
-  const b = readme.indexOf('<!-- size:end -->');
-  if (a < 0 || b < a) throw new Error('README.md lacks the <!-- size:start --> ... <!-- size:end --> markers');
-  writeFileSync(path, `${readme.slice(0, a)}<!-- size:start -->\n${table}\n${readme.slice(b)}`);
-  console.log('README.md: size table rewritten');
+  const path = resolve(ROOT, 'docs/benchmarks.md');
+  const page = readFileSync(path, 'utf8');
+  const a = page.indexOf('<!-- size:start -->');
+  const b = page.indexOf('<!-- size:end -->');
+  if (a < 0 || b < a) throw new Error('docs/benchmarks.md lacks the <!-- size:start --> ... <!-- size:end --> markers');
+  writeFileSync(path, `${page.slice(0, a)}<!-- size:start -->\n${table}\n${page.slice(b)}`);
+  console.log('docs/benchmarks.md: size table rewritten');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

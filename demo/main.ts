@@ -21,6 +21,9 @@ const form = $<HTMLFormElement>('send-form');
 const status = $<HTMLOutputElement>('send-status');
 const sendButton = $<HTMLButtonElement>('send');
 const themeButton = $<HTMLButtonElement>('theme');
+const copyButton = $<HTMLButtonElement>('copy-snippet');
+/** How long "Copied" shows on the copy button before it says "Copy" again (ms). */
+const COPIED_FOR = 2000;
 
 const SAMPLES: Record<string, () => string> = {
   name: () => pickOther()?.name ?? 'Grace Hopper',
@@ -98,12 +101,28 @@ function showSubscriber(subscriberId: string) {
   recipientSelect.value = subscriberId;
   // The picker may be narrower than the name (a phone): the whole name on hover.
   subscriberSelect.title = subscriberSelect.selectedOptions[0]?.textContent ?? '';
+  // The service's own development key (printed by `npm start`): the snippet works as it is, on this machine.
   $('snippet').textContent =
     `<script type="module" src="notif-inbox.min.js"></script>\n` +
-    `<notif-bell base-url="${config.apiUrl}"\n            subscriber-id="${subscriberId}"\n            api-key="(development only)"></notif-bell>`;
+    `<notif-bell base-url="${config.apiUrl}"\n            subscriber-id="${subscriberId}"\n            api-key="${config.apiKey ?? ''}"></notif-bell>`;
   const url = new URL(location.href);
   url.searchParams.set('subscriber', subscriberId);
   history.replaceState(null, '', url);
+}
+
+/** Copies the embed snippet; the button says so for a moment. */
+async function copySnippet() {
+  try {
+    await navigator.clipboard.writeText($('snippet').textContent ?? '');
+    copyButton.textContent = 'Copied';
+  } catch {
+    // No clipboard (the page is not allowed it): the snippet selected, for the keyboard's copy.
+    getSelection()?.selectAllChildren($('snippet'));
+    copyButton.textContent = 'Selected: press Ctrl+C';
+  }
+  setTimeout(() => {
+    copyButton.textContent = 'Copy';
+  }, COPIED_FOR);
 }
 
 function storeOf(subscriberId: string) {
@@ -167,6 +186,7 @@ async function main() {
   workflowSelect.addEventListener('change', renderVariables);
   recipientSelect.addEventListener('change', renderVariables);
   form.addEventListener('submit', send);
+  copyButton.addEventListener('click', copySnippet);
   themeButton.addEventListener('click', () => setTheme(!document.documentElement.classList.contains('dark')));
   // The demo has no routes to follow: show where a click would go instead of leaving the page.
   document.addEventListener('notif-message-click', (e) => {

@@ -5,7 +5,7 @@
 //
 // The e2e tests (test/e2e/{react,vue,plain}.test.ts) use the same functions. Each page reads
 // /example-config.json ({ baseUrl, apiKey, subscriberId }): a development setup on localhost; the
-// README's security section shows the production path.
+// docs/security.md shows the production path.
 import { spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, realpathSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';

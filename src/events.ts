@@ -2,7 +2,7 @@
 // prefixed `notif-`, and all are typed here so `el.addEventListener('notif-action', e => e.detail.button)`
 // type-checks in the host application.
 import type { Message } from './api/types.ts';
-import type { MessageActionType } from './store/types.ts';
+import type { InboxTab, MessageActionType } from './store/types.ts';
 
 /** Cancelable: `preventDefault()` keeps the page (for SPA routers) instead of following `url`. */
 export interface NotifMessageClickDetail {
@@ -37,9 +37,14 @@ export interface NotifUnseenCountChangeDetail {
 
 export interface NotifErrorDetail {
   error: Error;
-  /** What failed: 'markAllRead', 'markRead', 'remove', 'action', 'fetch', ... */
+  /** What failed: 'markAllRead', 'markRead', 'remove', 'action', 'fetch', 'poll', 'preferences', 'configure' (no base-url or subscriber-id came), ... */
   action: string;
   messageId?: string;
+}
+
+/** The user picked a tab of a feed (a bell's included). */
+export interface NotifTabChangeDetail {
+  tab: InboxTab;
 }
 
 /** A new message reached the inbox (from the service's stream): fired once per browser, in one tab. */
@@ -55,6 +60,7 @@ export interface NotifEventDetails {
   'notif-unseen-count-change': NotifUnseenCountChangeDetail;
   'notif-error': NotifErrorDetail;
   'notif-message-received': NotifMessageReceivedDetail;
+  'notif-tab-change': NotifTabChangeDetail;
 }
 
 export type NotifEventName = keyof NotifEventDetails;
@@ -68,5 +74,6 @@ declare global {
     'notif-unseen-count-change': CustomEvent<NotifUnseenCountChangeDetail>;
     'notif-error': CustomEvent<NotifErrorDetail>;
     'notif-message-received': CustomEvent<NotifMessageReceivedDetail>;
+    'notif-tab-change': CustomEvent<NotifTabChangeDetail>;
   }
 }

@@ -297,7 +297,7 @@ export const SETTINGS = {
     type: numberType('megabytes', 'MB', 'number of megabytes', { zero: 'off' }),
     default: FEED_CACHE_BYTES / BYTES_PER_MEGABYTE,
     description:
-      "finished feed answers kept in memory and served again while the subscriber's inbox is unchanged (its version is read from the database); shared between environments (when full, one holding more than its share evicts its own answers first). The README's \"The feed's answer cache\" tells more",
+      "finished feed answers kept in memory and served again while the subscriber's inbox is unchanged (its version is read from the database); shared between environments (when full, one holding more than its share evicts its own answers first). docs/service.md, \"The feed's answer cache\", tells more",
   },
   changeSweepMs: {
     variable: 'NOTIF_CHANGE_SWEEP_MS',

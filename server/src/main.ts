@@ -92,6 +92,9 @@ async function serve(config: Config) {
     // A database seeded by an earlier version gets the demo workflows added since (none is changed).
     const added = await addMissingDemoWorkflows(db);
     if (added.length > 0) console.log(`added demo workflows to the demo environment: ${added.join(', ')}`);
+    // Its development key again, as on the first start: the README's first commands need it.
+    const demoKey = await db.kysely.selectFrom('settings').select('value').where('name', '=', 'demo_api_key').executeTakeFirst();
+    if (demoKey) console.log(`demo data; development API key (organization demo, environment development): ${demoKey.value}`);
   });
 
   const metricsToken = config.metricsToken;

@@ -37,7 +37,16 @@ function toText(value: unknown): string {
  */
 export const MAX_RENDERED_LENGTH = 65_536;
 
-/** Replaces every placeholder; a missing value renders as the empty string. At most MAX_RENDERED_LENGTH characters. */
+/** The prefix of a payload variable's path (`payload.name`). */
+const PAYLOAD_PREFIX = 'payload.';
+
+/**
+ * Replaces every placeholder; a missing value (a payload variable the trigger did not send, a
+ * subscriber field left empty) renders as the empty string, as a null does: end users never read
+ * template syntax. The trigger records each missing payload variable as a Warning execution detail
+ * (GET /v1/notifications/:id) and in the service's log, so a developer finds it. At most
+ * MAX_RENDERED_LENGTH characters.
+ */
 export function renderText(template: string, ctx: RenderContext): string {
   if (!template.includes('{{')) return cut(template);
   let out = '';
@@ -67,9 +76,23 @@ export function payloadVariables(template: string): string[] {
   const names: string[] = [];
   for (const placeholder of template.matchAll(PLACEHOLDER)) {
     const path = placeholder[1]!;
-    if (path.startsWith('payload.')) names.push(path.slice('payload.'.length));
+    if (path.startsWith(PAYLOAD_PREFIX)) names.push(path.slice(PAYLOAD_PREFIX.length));
   }
   return names;
+}
+
+/** Every text in a step's control values (its subject, body, button labels, URLs, at any depth). */
+function textsOf(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) textsOf(item, out);
+  else if (value !== null && typeof value === 'object') for (const item of Object.values(value)) textsOf(item, out);
+  return out;
+}
+
+/** The payload variables a step's control values use that `payload` does not have (`x.y`), each once. */
+export function missingPayloadVariables(controlValues: unknown, payload: Record<string, unknown>): string[] {
+  const used = textsOf(controlValues).flatMap(payloadVariables);
+  return [...new Set(used)].filter((name) => lookup(payload, name) === undefined);
 }
 
 /** The longest URL a message carries (as its schemas allow). */

@@ -5,7 +5,7 @@ import type { PreferencesTranslation } from './translation.ts';
  */
 const enPreferences: PreferencesTranslation = {
   allNotifications: 'All notifications',
-  allNotificationsHint: 'Turned off, only critical notifications reach you.',
+  allNotificationsHint: 'Turned off, only critical notifications reach you: those marked “Always on”, which you cannot turn off.',
   channels: { in_app: 'In-app', email: 'Email', sms: 'SMS', chat: 'Chat', push: 'Push' },
   alwaysOn: 'Always on: critical',
   workflowOff: 'Off: none of these reach you.',

@@ -17,15 +17,6 @@ export const translationFor = (locale: string): Translation => {
   return translations.get(code) ?? translations.get(code.split('-')[0]!) ?? en;
 };
 
-/** The HTTP statuses of a service that refuses this inbox (its key or subscriber hash). */
-const REFUSED_STATUSES = [401, 403];
-
-/** The hint under an error: the service refused this inbox (401, 403), or it could not be reached. */
-export const errorHint = (translation: Translation, error?: Error | null): string => {
-  const status = (error as { status?: number } | null | undefined)?.status;
-  return status !== undefined && REFUSED_STATUSES.includes(status) ? translation.notAllowed : translation.errorHint;
-};
-
 /** An element's locale: its `locale`, then the closest `lang` attribute, then `<html lang>`, then the browser's. */
 export const localeOf = (el: HTMLElement & { locale?: string | undefined }): string =>
   el.locale || el.closest<HTMLElement>('[lang]')?.lang || document.documentElement.lang || navigator.language;

@@ -45,15 +45,17 @@ export interface Translation extends Partial<PreferencesTranslation> {
   loadingMore: string;
   errorTitle: string;
   errorHint: string;
-  /** The hint instead of errorHint when the service refused this inbox (401, 403: a wrong key or subscriber hash, a session ended). */
-  notAllowed: string;
+  /**
+   * What people read instead of an error they can do nothing about: a missing setting, or a service
+   * that refuses this inbox (401, 403: a wrong key or subscriber hash). Developers read the console.
+   */
+  unavailable: string;
   offline: string;
   retry: string;
   /** The preferences view's title, and the bell's button that opens it. */
   preferences: string;
   /** The button that leaves the preferences view for the messages. */
   back: string;
-  notConfigured: string;
   /** Closes the bell's popover. */
   close: string;
   markRead: string;
@@ -61,6 +63,9 @@ export interface Translation extends Partial<PreferencesTranslation> {
   delete: string;
   done: string;
   openNotification: string;
+  /** The button under a long body that shows it whole, and the one that cuts it again. */
+  showMore: string;
+  showLess: string;
   /** Announced politely when new messages arrive. */
   newNotifications: (count: number, formatted: string) => string;
 }

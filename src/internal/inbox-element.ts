@@ -18,6 +18,8 @@ export type Theme = 'light' | 'dark' | 'auto';
 export interface InboxContext {
   /** Its store, or null while it has none. */
   store: InboxStoreApi | null;
+  /** Its configuration never came (CONFIGURATION_WAIT): notifications are unavailable. */
+  unconfigured: boolean;
   /** The outermost element: it configures, announces, fires the store's events, and holds the render hooks. */
   outer: InboxElement;
 }
@@ -27,6 +29,19 @@ export interface InboxContext {
  * bell and a feed from two copies of the package on one page still find each other.
  */
 export const inboxContext = createContext<InboxContext | undefined>('notif-inbox');
+
+/**
+ * How long the outermost element waits for its configuration (`base-url` and `subscriber-id`, or a
+ * store) before it says notifications are unavailable (ms). Until then it shows the loading state:
+ * an app may set the attributes after load (once the user signed in).
+ */
+export const CONFIGURATION_WAIT = 10_000;
+
+/** The HTTP statuses of a service that refuses this inbox (a wrong key or subscriber hash, a session ended). */
+const REFUSED_STATUSES = [401, 403];
+
+/** Whether `error` is the service refusing this inbox (401, 403): notifications are unavailable. */
+export const isRefusal = (error: Error | null | undefined): boolean => REFUSED_STATUSES.includes((error as { status?: number } | null | undefined)?.status!);
 
 /** The configuration attributes passed on as they are (NaN and 0 are dropped; the store keeps both numbers in range). */
 const PLAIN_OPTIONS = ['apiKey', 'subscriberHash', 'fetch', 'pollInterval', 'pageSize', 'live'] as const;
@@ -75,7 +90,7 @@ export class InboxElement extends NotifElement {
   declare live: 'auto' | 'poll' | undefined;
   /** BCP 47 locale for texts, times and numbers; default: the page's language. */
   declare locale: string | undefined;
-  /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */
+  /** Colour scheme: `auto` (the default: follows the system), `light` or `dark`. */
   declare theme: Theme | undefined;
   /** An authorised `fetch` supplied by the app (it adds its own credentials). */
   declare fetch: typeof globalThis.fetch | undefined;
@@ -96,6 +111,10 @@ export class InboxElement extends NotifElement {
   #context?: InboxContext;
   /** The unseen count last told in `notif-unseen-count-change`. */
   #count?: number;
+  /** Waits for the configuration while this element is outermost and has no store. */
+  #configurationTimer?: ReturnType<typeof setTimeout>;
+  /** The configuration never came (CONFIGURATION_WAIT): notifications are unavailable. */
+  #unconfigured = false;
   #announcer = new AnnouncerController(this, {
     store: () => (this.outer == this ? this.inbox : null),
     phrase: (count) => newNotifications(localeOf(this), count),
@@ -150,6 +169,12 @@ export class InboxElement extends NotifElement {
     this.#sync();
   }
 
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    clearTimeout(this.#configurationTimer);
+    this.#configurationTimer = undefined;
+  }
+
   protected override willUpdate(changed: PropertyValues<this>) {
     super.willUpdate(changed);
     if (this.isConnected) this.#sync();
@@ -181,9 +206,17 @@ export class InboxElement extends NotifElement {
     return this.inbox?.state ?? null;
   }
 
-  /** Truthy when this element has a store to show, or will get one (from the element around it). */
-  protected get configured(): unknown {
-    return this.inbox || this.outer != this;
+  /** Whether this element's configuration never came (the outermost element's, CONFIGURATION_WAIT). */
+  protected get unconfigured(): boolean {
+    return this.#context?.unconfigured ?? this.#unconfigured;
+  }
+
+  /**
+   * Whether notifications are unavailable: the configuration never came, or the service refuses this
+   * inbox (401, 403). People read that they are unavailable; developers the console's warning and `notif-error`.
+   */
+  protected get unavailable(): boolean {
+    return this.unconfigured || isRefusal(this.state?.error);
   }
 
   /** Called with `true` as the element takes a store and with `false` as it lets it go. */
@@ -193,6 +226,27 @@ export class InboxElement extends NotifElement {
   #sync() {
     const next = this.store || this.#context?.store || this.#storeOfAttributes();
     this.#store.set(next || null);
+    this.#awaitConfiguration(!next && this.outer == this);
+  }
+
+  /**
+   * While `waiting` (outermost, no store), the loading state; after CONFIGURATION_WAIT, a console
+   * warning and `notif-error` for the developer, and "unavailable" for the user. Configured, neither.
+   */
+  #awaitConfiguration(waiting: boolean) {
+    if (!waiting) {
+      clearTimeout(this.#configurationTimer);
+      this.#configurationTimer = undefined;
+      this.#unconfigured = false;
+      return;
+    }
+    this.#configurationTimer ??= setTimeout(() => {
+      this.#unconfigured = true;
+      const error = new Error(`<${this.localName}> needs base-url and subscriber-id (or a store)`);
+      console.warn('notif-inbox:', error.message);
+      emit(this, 'notif-error', { error, action: 'configure' });
+      this.requestUpdate();
+    }, CONFIGURATION_WAIT);
   }
 
   #storeOfAttributes(): InboxStoreApi | null {

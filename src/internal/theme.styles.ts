@@ -2,7 +2,7 @@ import { css, unsafeCSS } from 'lit';
 
 // The theming API. Each element maps the public `--notif-*` custom properties (set by the page and
 // inherited through shadow roots) onto private `--_*` ones with light or dark defaults, chosen by the
-// `theme` attribute (`auto` follows `prefers-color-scheme`). Every default text colour meets 4.5:1 on
+// `theme` attribute: `auto` (or none) follows `prefers-color-scheme`, `light` and `dark` hold. Every default text colour meets 4.5:1 on
 // the surfaces it sits on, in both palettes (test/components/a11y.test.ts computes it).
 
 /** The palette's colours: each `--_name` defaults to `--notif-color-name`. */
@@ -92,7 +92,7 @@ export const themeStyles = css`
   }
   :host([theme='dark']) { ${dark} }
   @media (prefers-color-scheme: dark) {
-    :host([theme='auto']) { ${dark} }
+    :host(:not([theme='light'])) { ${dark} }
   }
   @media (prefers-reduced-motion: reduce) {
     * { animation: none!important; transition: none!important; }

@@ -2,7 +2,7 @@
 // the state (inbox-store.ts). Types only: the parts never import the facade.
 import type { RequestInit2 } from '../api/request.ts';
 import type { Message } from '../api/types.ts';
-import type { InboxConfig, InboxState } from './types.ts';
+import type { FeedList, InboxConfig, InboxState, InboxTab } from './types.ts';
 
 export interface StoreContext {
   readonly config: Readonly<InboxConfig>;
@@ -10,6 +10,8 @@ export interface StoreContext {
   state(): InboxState;
   /** Changes the state and tells the subscribers. */
   set(patch: Partial<InboxState>): void;
+  /** Changes `tab`'s list (none: every list), and the state with `statePatch`, and tells the subscribers. */
+  setList(tab: InboxTab | undefined, patch: Partial<FeedList>, statePatch?: Partial<InboxState>): void;
   /** A failure: in the state (with `patch`), in the console once, and as the store's `error` event. */
   fail(error: Error, action: string, patch?: Partial<InboxState>, messageId?: string): void;
   /** One of the inbox endpoints: `rest` below `/v1/subscribers/<subscriberId>/`, or an absolute path. */
@@ -25,16 +27,25 @@ export interface MessageChange {
   count: number;
 }
 
-/** A store's state before anything is loaded. */
-export const INITIAL_STATE: InboxState = {
+/** The tabs, each with its list. */
+export const TABS: readonly InboxTab[] = ['all', 'unread'];
+
+/** A list before anything is loaded. */
+export const EMPTY_LIST: FeedList = {
   messages: [],
   hasMore: false,
-  unseenCount: 0,
   status: 'idle',
   loadingMore: false,
+  loaded: false,
+};
+
+/** A store's state before anything is loaded. */
+export const INITIAL_STATE: InboxState = {
+  ...EMPTY_LIST,
+  lists: { all: EMPTY_LIST, unread: EMPTY_LIST },
+  unseenCount: 0,
   error: null,
   tab: 'all',
-  loaded: false,
   markAsSupported: true,
 };
 

@@ -1,10 +1,12 @@
-// The feed's pages: the first page (refetched when stale, merged over what is loaded), the next
-// pages (load more), the tabs' filters, and the feed's order.
-import type { NotifApiError } from '../api/request.ts';
-import { encodePayload } from '../api/request.ts';
+// One tab's list: its first page (refetched when stale, merged over what is loaded), the next
+// pages (load more), the tab's filter, and the feed's order.
+import { encodePayload, type NotifApiError } from '../api/request.ts';
 import type { FeedResponse, Message } from '../api/types.ts';
 import { isAbort, type StoreContext } from './context.ts';
-import type { InboxTab } from './types.ts';
+import type { FeedList, InboxState, InboxTab } from './types.ts';
+
+/** The service knows no such subscriber yet (an API key's call; through the proxy it is made on first contact): an empty inbox. */
+const NOT_FOUND = 404;
 
 /**
  * The Message fields the feed asks for (the projection; a page of 20 without the embedded subscriber
@@ -40,6 +42,8 @@ export function merge(base: readonly Message[], incoming: readonly Message[], kn
 
 export interface FeedPagesOptions {
   context: StoreContext;
+  /** The tab whose list this is (its filter, and its place in the state's `lists`). */
+  tab: InboxTab;
   /** Messages per page. */
   pageSize: number;
   /** A first page older than this (ms) is refetched when a feed opens. */
@@ -68,15 +72,30 @@ export class FeedPages {
     this.#options = options;
   }
 
-  /** At least one feed is shown. */
+  /** At least one feed shows this list. */
   get open(): boolean {
     return this.#openFeeds > 0;
   }
 
+  /** The list in the state. */
+  get #list(): FeedList {
+    return this.#options.context.state().lists[this.#options.tab];
+  }
+
+  #set(patch: Partial<FeedList>, statePatch?: Partial<InboxState>) {
+    this.#options.context.setList(this.#options.tab, patch, statePatch);
+  }
+
+  /** A feed shows the list: its first page is fetched when none is loaded, or it is stale or old. */
   opened(): void {
     this.#openFeeds++;
+    this.fetchIfOld();
+  }
+
+  /** Fetches the first page when none is loaded, or it is stale or old. */
+  fetchIfOld(): void {
     const old = Date.now() - this.#fetchedAt! > this.#options.maxAge;
-    if (this.#stale || !this.#options.context.state().loaded || old) void this.fetchFirst();
+    if (this.#stale || !this.#list.loaded || old) void this.fetchFirst();
   }
 
   closed(): void {
@@ -96,7 +115,7 @@ export class FeedPages {
    */
   countChanged(firstCount: boolean, quiet: boolean): void {
     if (!firstCount) this.#stale = true;
-    if (!quiet && this.#stale && this.open && this.#options.context.state().loaded) void this.fetchFirst();
+    if (!quiet && this.#stale && this.open && this.#list.loaded) void this.fetchFirst();
   }
 
   /** Refetches the first page; resolves when the latest such request is answered. */
@@ -105,36 +124,30 @@ export class FeedPages {
     return this.#first;
   }
 
-  /** Another tab's list: emptied, and its first page asked for. */
-  setTab(tab: InboxTab): void {
-    if (tab === this.#options.context.state().tab) return;
-    this.#abortMore();
-    this.#options.context.set({ tab, messages: [], hasMore: false, loaded: false });
-    void this.fetchFirst();
-  }
-
-  /** The next page of the current tab (or the first, when none is loaded yet). */
+  /** The next page (or the first, when none is loaded yet). */
   async loadMore(): Promise<void> {
-    const { context, pageSize } = this.#options;
-    const state = context.state();
-    if (!state.loaded) return this.#first ?? this.fetchFirst();
-    if (!state.hasMore || state.loadingMore) return;
+    const { context, pageSize, tab } = this.#options;
+    const list = this.#list;
+    if (!list.loaded) return this.#first ?? this.fetchFirst();
+    if (!list.hasMore || list.loadingMore) return;
     const controller = new AbortController();
     this.#moreController = controller;
     // Page by what is loaded of this tab's list; overlap from new messages is deduplicated.
-    const loaded = state.messages.filter((message) => state.tab !== 'unread' || !message.read).length;
-    context.set({ loadingMore: true });
+    const loaded = list.messages.filter((message) => tab !== 'unread' || !message.read).length;
+    this.#set({ loadingMore: true });
     try {
       const response = await this.#page(Math.floor(loaded / pageSize), controller.signal);
       if (controller !== this.#moreController) return;
-      context.set({
-        messages: merge(context.state().messages, response.data ?? []),
+      this.#set({
+        messages: merge(this.#list.messages, response.data ?? []),
         hasMore: !!response.hasMore,
         totalCount: response.totalCount,
         loadingMore: false,
       });
     } catch (error) {
-      if (controller === this.#moreController && !isAbort(error)) context.fail(error as Error, 'loadMore', { loadingMore: false });
+      if (controller !== this.#moreController || isAbort(error)) return;
+      this.#set({ loadingMore: false });
+      context.fail(error as Error, 'loadMore');
     }
   }
 
@@ -158,9 +171,9 @@ export class FeedPages {
     this.#openFeeds = 0;
   }
 
-  /** One page of the current tab. */
+  /** One page of the list. */
   #page(page: number, signal: AbortSignal): Promise<FeedResponse> {
-    const { context, pageSize } = this.#options;
+    const { context, pageSize, tab } = this.#options;
     const { feedIdentifier, payload } = context.config;
     return context.call('notifications/feed', {
       signal,
@@ -168,10 +181,10 @@ export class FeedPages {
         page,
         limit: pageSize,
         // The Unread tab's filter; none on All.
-        read: context.state().tab === 'unread' ? false : undefined,
+        read: tab === 'unread' ? false : undefined,
         feedIdentifier,
         payload: payload && encodePayload(payload),
-        // The projection (README, "Extensions"): our service sends only these, a spec server ignores it.
+        // The projection (docs/service.md, "The wire"): our service sends only these, a server without it ignores it.
         fields: FEED_FIELDS,
       },
     });
@@ -180,8 +193,7 @@ export class FeedPages {
   #abortMore() {
     this.#moreController?.abort();
     this.#moreController = undefined;
-    const { context } = this.#options;
-    if (context.state().loadingMore) context.set({ loadingMore: false });
+    if (this.#list.loadingMore) this.#set({ loadingMore: false });
   }
 
   /** Loads the first page and merges it over what is loaded (older pages are kept). */
@@ -190,7 +202,7 @@ export class FeedPages {
     this.#firstController?.abort();
     const controller = new AbortController();
     this.#firstController = controller;
-    if (!context.state().loaded) context.set({ status: 'loading' });
+    if (!this.#list.loaded) this.#set({ status: 'loading' });
     // Asked again in this turn (a new message and the count it raised come in one read of the
     // stream): only the last asks the server.
     await Promise.resolve();
@@ -203,14 +215,20 @@ export class FeedPages {
       response = await this.#page(0, controller.signal);
     } catch (error) {
       if (controller !== this.#firstController) return this.#first;
-      this.#first = undefined; // the latest request is answered
-      if (isAbort(error)) return;
-      const { status, loaded } = context.state();
-      let next = status;
-      if (!(error as NotifApiError).status) next = 'offline';
-      else if (!loaded) next = 'error';
-      context.fail(error as Error, 'fetch', { status: next });
-      return;
+      const status = (error as NotifApiError).status;
+      // A subscriber the service has not seen yet has no messages: an empty inbox, not an error.
+      if (status === NOT_FOUND) response = { data: [], totalCount: 0, hasMore: false, pageSize: this.#options.pageSize, page: 0 };
+      else {
+        this.#first = undefined; // the latest request is answered
+        if (isAbort(error)) return;
+        const { status: listStatus, loaded } = this.#list;
+        let next = listStatus;
+        if (!status) next = 'offline';
+        else if (!loaded) next = 'error';
+        this.#set({ status: next });
+        context.fail(error as Error, 'fetch');
+        return;
+      }
     }
     if (controller !== this.#firstController) return this.#first;
     this.#first = undefined;
@@ -219,20 +237,19 @@ export class FeedPages {
       return;
     }
     const page = response.data ?? [];
-    const loaded = context.state().messages;
+    const loaded = this.#list.messages;
     // Older loaded pages are kept only when the new page joins them (no gap in between; an empty page joins nothing).
     const joins = response.hasMore && loaded.some((message) => page.some((fresh) => fresh._id === message._id));
     if (!joins) this.#abortMore();
     this.#stale = false;
     this.#fetchedAt = Date.now();
     const kept = joins ? loaded.filter((message) => newestFirst(message, page.at(-1)!) > 0) : [];
-    context.set({
+    this.#set({
       messages: merge(kept, page, loaded),
-      hasMore: joins ? context.state().hasMore : !!response.hasMore,
+      hasMore: joins ? this.#list.hasMore : !!response.hasMore,
       totalCount: response.totalCount,
       loaded: true,
       status: 'idle',
-      error: null,
-    });
+    }, { error: null });
   }
 }

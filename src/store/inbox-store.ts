@@ -1,16 +1,18 @@
 // InboxStore: the state the elements render and the actions they call (the contract is types.ts).
-// A facade over its parts: the feed's pages (feed-pages.ts), optimistic mutations (mutations.ts),
+// A facade over its parts: each tab's list (feed-pages.ts), optimistic mutations (mutations.ts),
 // freshness (freshness/: the poller of the unseen count, the service's stream), and the tabs'
 // leadership and relay (tabs/leadership.ts): one stream or poller for every tab of a browser.
+// The stream's code is a file of its own, loaded once the service turns out to have a stream to
+// offer (after the first count) or another tab relays one: polling alone never loads it.
 // It never touches elements: only document.visibilityState and window events.
 import { channelName, pageSizeOf, pollIntervalOf, serviceCaller } from './config.ts';
-import { INITIAL_STATE, isAbort, type MessageChange, type StoreContext } from './context.ts';
+import { INITIAL_STATE, TABS, isAbort, type MessageChange, type StoreContext } from './context.ts';
 import { FeedPages } from './feed-pages.ts';
-import { LiveStream, type LiveEvent } from './freshness/live-stream.ts';
+import type { LiveEvent, LiveStream } from './freshness/live-stream.ts';
 import { Poller } from './freshness/poller.ts';
-import { Mutations, actionMutation, applyChange, markAllMutation, markOneMutation, removeMutation } from './mutations.ts';
+import { Mutations, actionMutation, applyChange, loadedMessages, markAllMutation, markOneMutation, removeMutation } from './mutations.ts';
 import { TabLeadership } from './tabs/leadership.ts';
-import type { InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
+import type { FeedList, InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
 
 /** Heard on the window: visibilitychange bubbles to it from the document. */
 const WINDOW_EVENTS = ['visibilitychange', 'focus', 'online', 'offline'];
@@ -37,10 +39,17 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #connections = 0;
   #lastWake?: number;
   #tabs: TabLeadership;
-  #feed: FeedPages;
+  /** Each tab's list. */
+  #feeds: Record<InboxTab, FeedPages>;
+  /** Feeds shown that follow the store's tab (feedOpened without a tab): they move with setTab. */
+  #following = 0;
   #mutations: Mutations;
   #poller: Poller;
-  #stream: LiveStream;
+  /** What the store's parts share (the stream's too, made later). */
+  #context: StoreContext;
+  /** The service's stream, once its code is loaded (#openStream). */
+  #stream?: LiveStream;
+  #streamLoaded?: Promise<LiveStream>;
 
   constructor(config: InboxConfig, registration?: StoreRegistration) {
     super();
@@ -50,21 +59,24 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       config: this.config,
       state: () => this.state,
       set: (patch) => this.#set(patch),
+      setList: (tab, patch, statePatch) => this.#setList(tab, patch, statePatch),
       fail: (error, action, patch, messageId) => this.#fail(error, action, patch, messageId),
       call: serviceCaller(config),
     };
+    this.#context = context;
     const interval = pollIntervalOf(config);
     const mutating = () => this.#mutations.busy;
     this.#tabs = new TabLeadership(channelName(config));
-    this.#feed = new FeedPages({ context, pageSize: pageSizeOf(config), maxAge: interval, mutating });
+    const feed = (tab: InboxTab) => new FeedPages({ context, tab, pageSize: pageSizeOf(config), maxAge: interval, mutating });
+    this.#feeds = { all: feed('all'), unread: feed('unread') };
     this.#mutations = new Mutations({
       context,
       share: (change) => this.#share(change),
       rolledBack: () => this.#tabs.post({ type: 'stale' }),
-      started: () => this.#feed.mutationStarted(),
+      started: () => this.#eachFeed((list) => list.mutationStarted()),
       settled: () => {
         this.#poller.mutationsSettled();
-        this.#feed.mutationsSettled();
+        this.#eachFeed((list) => list.mutationsSettled());
       },
     });
     this.#poller = new Poller({
@@ -75,28 +87,37 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       counted: (count, quiet) => {
         this.#countChanged(count, quiet);
         this.#tabs.post({ type: 'count', count });
-        void this.#stream.connect();
+        if (config.live != 'poll') void this.#openStream().then((stream) => stream.connect());
       },
     });
-    this.#stream = new LiveStream({
-      context,
-      mayConnect: () => this.#polls,
-      opened: () => this.#poller.schedule(), // none: polling rests while the stream is open
-      read: (items) => {
-        this.#stream.hear(items);
-        this.#tabs.post({ type: 'stream', items });
-      },
-      dropped: () => {
-        if (this.#hidden) {
-          this.#resign();
-          return false;
-        }
-        void this.#poller.poll();
-        return true;
-      },
-      event: (event) => this.#onLive(event),
-      unreadable: () => this.#feed.refetch(),
+  }
+
+  /** The service's stream (its code loaded the first time, freshness/live-stream.ts). */
+  #openStream(): Promise<LiveStream> {
+    this.#streamLoaded ??= import('./freshness/live-stream.ts').then(({ LiveStream }) => {
+      const stream: LiveStream = new LiveStream({
+        context: this.#context,
+        mayConnect: () => this.#polls,
+        opened: () => this.#poller.schedule(), // none: polling rests while the stream is open
+        read: (items) => {
+          stream.hear(items);
+          this.#tabs.post({ type: 'stream', items });
+        },
+        dropped: () => {
+          if (this.#hidden) {
+            this.#resign();
+            return false;
+          }
+          void this.#poller.poll();
+          return true;
+        },
+        event: (event) => this.#onLive(event),
+        unreadable: () => this.#refetch(),
+      });
+      this.#stream = stream;
+      return stream;
     });
+    return this.#streamLoaded;
   }
 
   subscribe(listener: (state: InboxState) => void): () => void {
@@ -105,14 +126,33 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     return () => this.removeEventListener('change', handler);
   }
 
+  /** Changes the state (the top-level list fields follow the store's tab's list) and tells the subscribers. */
   #set(patch: Partial<InboxState>) {
-    this.state = { ...this.state, ...patch };
+    const next = { ...this.state, ...patch };
+    this.state = { ...next, ...next.lists[next.tab] };
     this.dispatchEvent(new Event('change'));
   }
 
-  /** Back to idle from `status`. */
+  /** Changes `tab`'s list (none: every list), with `statePatch`. */
+  #setList(tab: InboxTab | undefined, patch: Partial<FeedList>, statePatch?: Partial<InboxState>) {
+    const lists = { ...this.state.lists };
+    for (const each of TABS) if (!tab || each === tab) lists[each] = { ...lists[each], ...patch };
+    this.#set({ ...statePatch, lists });
+  }
+
+  /** Calls `action` with each tab's list. */
+  #eachFeed(action: (list: FeedPages) => void) {
+    for (const tab of TABS) action(this.#feeds[tab]);
+  }
+
+  /** Every list's first page is stale: refetched now where a feed shows it, else when one does. */
+  #refetch() {
+    this.#eachFeed((list) => list.refetch());
+  }
+
+  /** Back to idle from `status`, in every list. */
   #idle(status: InboxState['status']) {
-    if (this.state.status === status) this.#set({ status: 'idle' });
+    for (const tab of TABS) if (this.state.lists[tab].status === status) this.#setList(tab, { status: 'idle' });
   }
 
   /** A failure: in the state, in the console once (whatever elements show it) and as the `error` event. */
@@ -132,9 +172,10 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#tabs.join({
       countToShare: () => (this.counted ? this.state.unseenCount : undefined),
       count: (count) => this.#countChanged(count),
-      stream: (items) => this.#stream.hear(items),
+      // (In the order they came: each waits for the same load.)
+      stream: (items) => void this.#openStream().then((stream) => stream.hear(items)),
       change: (change) => this.#applyChange(change),
-      stale: () => this.#feed.refetch(),
+      stale: () => this.#refetch(),
     });
     this.#onWindowEvent();
   }
@@ -147,7 +188,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#resign();
     this.#tabs.leave();
     this.#poller.stop();
-    this.#feed.stop();
+    this.#eachFeed((list) => list.stop());
+    this.#following = 0;
     this.#idle('loading');
     this.#registration?.released();
   }
@@ -167,7 +209,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
    */
   get #polls() {
     const leads = this.#tabs.leader || !this.#tabs.shared;
-    return this.#connections > 0 && !this.#hidden && !this.#poller.halted && leads && !this.#stream.open;
+    return this.#connections > 0 && !this.#hidden && !this.#poller.halted && leads && !this.#stream?.open;
   }
 
   /**
@@ -179,12 +221,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const type = event?.type;
     if (type === 'offline' || this.#hidden) {
       this.#poller.pause();
-      if (type === 'offline') this.#set({ status: 'offline' });
+      if (type === 'offline') this.#setList(undefined, { status: 'offline' });
       // Hidden, a tab keeps its open stream for a minute; else it leaves leadership at once.
-      else if (!this.#stream.closeLater(() => this.#resign())) this.#resign();
+      else if (!this.#stream?.closeLater(() => this.#resign())) this.#resign();
       return;
     }
-    this.#stream.wake();
+    this.#stream?.wake();
     // Visible tabs queue for the lock; the holder polls.
     this.#tabs.campaign(
       () => this.#connections > 0 && !this.#hidden,
@@ -197,18 +239,22 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#lastWake = now;
     this.#idle('offline');
     if (this.#polls) void this.#poller.poll();
-    if (this.#feed.open) void this.#feed.fetchFirst();
+    this.#eachFeed((list) => {
+      if (list.open) void list.fetchFirst();
+    });
   };
 
   /** Leaves leadership, and closes the stream (on purpose: no reconnect). */
   #resign() {
     this.#tabs.resign();
-    this.#stream.close();
+    this.#stream?.close();
   }
 
   /** Applies a change of messages and count. */
   #applyChange(change: MessageChange) {
-    this.#set({ messages: applyChange(this.state.messages, change), unseenCount: change.count });
+    const lists = { ...this.state.lists };
+    for (const tab of TABS) lists[tab] = { ...lists[tab], messages: applyChange(lists[tab].messages, change) };
+    this.#set({ lists, unseenCount: change.count });
   }
 
   /** Applies a change here and tells the other tabs. */
@@ -226,7 +272,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const firstCount = !this.counted;
     this.counted = true;
     this.#set({ unseenCount: count });
-    this.#feed.countChanged(firstCount, quiet);
+    this.#eachFeed((list) => list.countChanged(firstCount, quiet));
   }
 
   /** An event of the stream (its data, parsed), in every tab. */
@@ -234,7 +280,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     // A count; else a new message or a refetch: the first page is stale even when the count says
     // nothing (a mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
     if (count != null) this.#countChanged(count);
-    else this.#feed.refetch();
+    else this.#refetch();
     // Every new message of the subscriber, once per browser (whatever feeds show it).
     if (message) {
       this.#tabs.tellOnce(message._id, this.#hidden, () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
@@ -243,16 +289,26 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   // ---- the feed ----
 
-  feedOpened(): void {
-    this.#feed.opened();
+  feedOpened(tab?: InboxTab): void {
+    if (!tab) this.#following++;
+    this.#feeds[tab ?? this.state.tab].opened();
   }
 
-  feedClosed(): void {
-    this.#feed.closed();
+  feedClosed(tab?: InboxTab): void {
+    if (!tab && this.#following) this.#following--;
+    this.#feeds[tab ?? this.state.tab].closed();
   }
 
   setTab(tab: InboxTab): void {
-    this.#feed.setTab(tab);
+    const previous = this.state.tab;
+    if (tab === previous) return;
+    this.#set({ tab });
+    // The feeds that follow the store's tab show the new one.
+    for (let feed = 0; feed < this.#following; feed++) {
+      this.#feeds[previous].closed();
+      this.#feeds[tab].opened();
+    }
+    this.#feeds[tab].fetchIfOld();
   }
 
   async refresh(): Promise<void> {
@@ -260,11 +316,12 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const count = this.#poller.fetchCount(true).catch((error: Error) => {
       if (!isAbort(error)) this.#fail(error, 'fetch');
     });
-    await Promise.all([count, this.#feed.fetchFirst()]);
+    const pages = TABS.filter((tab) => tab === this.state.tab || this.#feeds[tab].open).map((tab) => this.#feeds[tab].fetchFirst());
+    await Promise.all([count, ...pages]);
   }
 
-  loadMore(): Promise<void> {
-    return this.#feed.loadMore();
+  loadMore(tab?: InboxTab): Promise<void> {
+    return this.#feeds[tab ?? this.state.tab].loadMore();
   }
 
   // ---- mutations ----
@@ -296,7 +353,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
 
   /** The action, then (an unread message) mark-as read: shown read at once, and read on the server after the action's answer. */
   async action(messageId: string, type: MessageActionType): Promise<void> {
-    const unread = this.state.messages.some((message) => message._id === messageId && !message.read);
+    const unread = loadedMessages(this.state.lists).some((message) => message._id === messageId && !message.read);
     await this.#mutations.run(actionMutation(messageId, type));
     if (unread) await this.#markOne(messageId, true);
   }

@@ -3,9 +3,9 @@
 // `error` event when the server refuses.
 import { newIdempotencyKey, type NotifApiError } from '../api/request.ts';
 import type { MarkAs, Message } from '../api/types.ts';
-import type { MessageChange, StoreContext } from './context.ts';
+import { TABS, type MessageChange, type StoreContext } from './context.ts';
 import { merge } from './feed-pages.ts';
-import type { InboxConfig, MessageActionType } from './types.ts';
+import type { FeedList, InboxConfig, InboxTab, MessageActionType } from './types.ts';
 
 /** Attempts after the first, at most. */
 const MAX_RETRIES = 4;
@@ -31,6 +31,19 @@ function waitToRetry(attempt: number, retryAfter: number | undefined): Promise<v
 }
 
 const isMessage = (value: unknown): value is Message => !!(value as Message | null | undefined)?._id;
+
+/** The messages of every tab's list, each once (the All list's copy first). */
+export function loadedMessages(lists: Readonly<Record<InboxTab, FeedList>>): Message[] {
+  const seen = new Set<string>();
+  const messages: Message[] = [];
+  for (const tab of TABS) {
+    for (const message of lists[tab].messages) {
+      if (!seen.has(message._id)) messages.push(message);
+      seen.add(message._id);
+    }
+  }
+  return messages;
+}
 
 /** `messages` with `change` applied: removed, replaced, and (mark-all) every other one changed by `all`. */
 export function applyChange(messages: readonly Message[], { upsert = [], remove = [], all }: MessageChange): Message[] {
@@ -84,12 +97,12 @@ export class Mutations {
   async run(mutation: Mutation): Promise<void> {
     const { context, share } = this.#options;
     const { messageId, all } = mutation;
-    const { messages, unseenCount } = context.state();
+    const { lists, unseenCount } = context.state();
     const originals: Message[] = [];
     const upsert: Message[] = [];
     const remove: string[] = [];
     let count = unseenCount;
-    for (const message of messages) {
+    for (const message of loadedMessages(lists)) {
       if (messageId && message._id !== messageId) continue;
       const changed = mutation.change(message);
       if (changed === undefined) continue;
@@ -108,7 +121,7 @@ export class Mutations {
     try {
       await this.#send(mutation);
     } catch (error) {
-      this.#rollBack(mutation, error as NotifApiError, originals, remove, countDelta);
+      this.#rollBack(mutation, error as NotifApiError, originals, remove, countDelta, lists);
     } finally {
       this.#inFlight--;
       if (!this.#inFlight) this.#options.settled();
@@ -140,16 +153,29 @@ export class Mutations {
     }
   }
 
-  /** Undoes what this mutation changed (later state, from polls and other mutations, stays) and reports the failure. */
-  #rollBack({ action, messageId, all }: Mutation, error: NotifApiError, originals: Message[], removed: string[], countDelta: number) {
+  /**
+   * Undoes what this mutation changed (later state, from polls and other mutations, stays) and
+   * reports the failure: each list gets back what it held `before` the mutation.
+   */
+  #rollBack(
+    { action, messageId, all }: Mutation,
+    error: NotifApiError,
+    originals: Message[],
+    removed: string[],
+    countDelta: number,
+    before: Readonly<Record<InboxTab, FeedList>>,
+  ) {
     const { context } = this.#options;
     const state = context.state();
     const byId = new Map(originals.map((message) => [message._id, message]));
-    const restored = state.messages.map((message) => byId.get(message._id) ?? message);
-    context.set({
-      messages: merge(restored, originals.filter((message) => removed.includes(message._id))),
-      unseenCount: Math.max(0, state.unseenCount - countDelta),
-    });
+    const lists = { ...state.lists };
+    for (const tab of TABS) {
+      const held = new Set(before[tab].messages.map((message) => message._id));
+      const restored = lists[tab].messages.map((message) => byId.get(message._id) ?? message);
+      const back = originals.filter((message) => removed.includes(message._id) && held.has(message._id));
+      lists[tab] = { ...lists[tab], messages: merge(restored, back) };
+    }
+    context.set({ lists, unseenCount: Math.max(0, state.unseenCount - countDelta) });
     this.#options.rolledBack();
     // No single-message mark-as on this server: the elements hide the read toggle.
     const unsupported = !all && action.startsWith('mark') && error.status === NOT_FOUND;

@@ -2,7 +2,7 @@
 // the critical workflows), changed with the PATCH extensions (decisions.md), optimistically and
 // rolled back when the server refuses. Loaded only with the element (notif-inbox/notif-preferences),
 // which runs load() and set() in its tasks (@lit/task).
-import { request, type NotifClientOptions } from '../api/request.ts';
+import { request, type NotifApiError, type NotifClientOptions } from '../api/request.ts';
 import type { PreferenceChannels, Preferences } from '../api/types.ts';
 import type { InboxConfig } from './types.ts';
 import { apiOptions } from './config.ts';
@@ -17,6 +17,12 @@ export interface PreferencesState {
   /** Why loading failed. */
   error?: Error;
 }
+
+/** The service knows no such subscriber yet (an API key's call; through the proxy it is made on first contact). */
+const NOT_FOUND = 404;
+
+/** A subscriber the service has not seen yet: everything on, no workflow of its own yet. */
+const DEFAULT_PREFERENCES: PreferencesState = { global: { enabled: true, channels: {} }, workflows: [] };
 
 /** A page of preferences as the service answers it: every switch has its channels. */
 function wellFormed(normal: Preferences, critical: Preferences): boolean {
@@ -51,7 +57,10 @@ export class PreferencesStore {
     this.changed();
   }
 
-  /** Loads the preferences (`signal` aborts the requests); rejects, with the error in the state too, when that fails. */
+  /**
+   * Loads the preferences (`signal` aborts the requests); rejects, with the error in the state too,
+   * when that fails. A subscriber the service has not seen yet (404) has the defaults.
+   */
   async load(signal?: AbortSignal): Promise<void> {
     this.#set({});
     const get = (criticality: string) => request<Preferences>(this.#api, 'GET', '/v2' + this.#base, { query: { criticality }, signal });
@@ -62,6 +71,10 @@ export class PreferencesStore {
       const criticalWorkflows = critical.workflows.map((workflow) => ({ ...workflow, critical: true }));
       this.#set({ global: normal.global, workflows: [...normal.workflows, ...criticalWorkflows] });
     } catch (error) {
+      if ((error as NotifApiError).status === NOT_FOUND) {
+        this.#set(DEFAULT_PREFERENCES);
+        return;
+      }
       this.#set({ error: error as Error });
       throw error;
     }

@@ -5,23 +5,34 @@ import type { Message } from '../api/types.ts';
 export type InboxStatus = 'idle' | 'loading' | 'error' | 'offline';
 export type InboxTab = 'all' | 'unread';
 
-export interface InboxState {
-  /** Loaded messages of the current tab, newest first, deduplicated by `_id`. */
+/** One tab's list: its loaded messages and pages. */
+export interface FeedList {
+  /** Loaded messages of the tab, newest first, deduplicated by `_id`. */
   readonly messages: readonly Message[];
-  /** The server's number of messages in the current tab (`totalCount` of the latest page), when known. */
+  /** The server's number of messages in the tab (`totalCount` of the latest page), when known. */
   readonly totalCount?: number;
   /** More pages exist after the loaded ones. */
   readonly hasMore: boolean;
-  /** Unseen in-app messages on the server (endpoint 13), capped as the server caps it. */
-  readonly unseenCount: number;
   /** `loading` only for the first page (skeleton); see `loadingMore` for later pages. */
   readonly status: InboxStatus;
   readonly loadingMore: boolean;
-  /** The error behind `status: 'error'`, or the last refused mutation. */
-  readonly error: Error | null;
-  readonly tab: InboxTab;
   /** False until the first page has been answered. */
   readonly loaded: boolean;
+}
+
+/**
+ * The store's state. A store holds a list per tab (`lists`): each feed shows the list of its own tab.
+ * The list fields at the top level are those of the store's tab (`tab`, set by `setTab`), for code
+ * that drives the store without the elements.
+ */
+export interface InboxState extends FeedList {
+  readonly lists: Readonly<Record<InboxTab, FeedList>>;
+  /** Unseen in-app messages on the server (endpoint 13), capped as the server caps it. */
+  readonly unseenCount: number;
+  /** The error behind `status: 'error'`, or the last refused mutation. */
+  readonly error: Error | null;
+  /** The store's tab (`setTab`): the one its top-level list fields are of. */
+  readonly tab: InboxTab;
   /** The server has no single-message mark-as endpoint (404): hide per-message read toggles. */
   readonly markAsSupported: boolean;
 }
@@ -67,15 +78,21 @@ export interface InboxStoreApi extends EventTarget {
   /** Reference-counted: polling runs while at least one element is connected. */
   connect(): void;
   disconnect(): void;
-  /** The feed became visible (popover opened / full-page feed connected): refresh if stale. */
-  feedOpened(): void;
-  feedClosed(): void;
+  /**
+   * A feed shows `tab`'s list (popover opened, full-page feed connected): refreshed if stale, and
+   * kept fresh while shown. Without `tab`: the store's tab, whichever it is (the feed follows setTab).
+   */
+  feedOpened(tab?: InboxTab): void;
+  /** A feed no longer shows `tab`'s list (without `tab`: the store's tab). */
+  feedClosed(tab?: InboxTab): void;
+  /** The store's tab: its list is loaded, and the feeds that follow the store's tab show it. */
   setTab(tab: InboxTab): void;
   // The actions resolve once the server has answered (or the store gave up); they never reject: a
   // failure is in `state` and the `error` event (a refused mutation rolled back), so callers need no catch.
-  /** Refetches the unseen count and the first page. */
+  /** Refetches the unseen count and the first page of the store's tab and of every list shown. */
   refresh(): Promise<void>;
-  loadMore(): Promise<void>;
+  /** The next page of `tab`'s list (default: the store's tab). */
+  loadMore(tab?: InboxTab): Promise<void>;
   markAllRead(): Promise<void>;
   markAllSeen(): Promise<void>;
   markRead(messageId: string): Promise<void>;

@@ -10,6 +10,8 @@ export interface NotifBellAttributes {
   'no-auto-seen'?: boolean;
   /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
   'keep-open'?: boolean;
+  /** The tab its feed shows: `all` (default) or `unread`; set as the user picks one. */
+  'tab'?: string;
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
   'base-url'?: string;
   /** The subscriber whose inbox this is. */
@@ -30,7 +32,7 @@ export interface NotifBellAttributes {
   'live'?: string;
   /** BCP 47 locale for texts, times and numbers; default: the page's language. */
   'locale'?: string;
-  /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */
+  /** Colour scheme: `auto` (the default: follows the system), `light` or `dark`. */
   'theme'?: Theme;
 }
 
@@ -38,6 +40,8 @@ export interface NotifBellAttributes {
 export interface NotifFeedAttributes {
   /** The feed fills its container and scrolls inside it: set by `<notif-bell>` in its popover (with a close button there); a page may set it on a feed in a panel of its own height. */
   'embedded'?: boolean;
+  /** The tab shown: `all` (default) or `unread`; set as the user picks one. */
+  'tab'?: string;
   /** The service's base URL (or your proxy's), e.g. `https://api.example.com`. */
   'base-url'?: string;
   /** The subscriber whose inbox this is. */
@@ -58,7 +62,7 @@ export interface NotifFeedAttributes {
   'live'?: string;
   /** BCP 47 locale for texts, times and numbers; default: the page's language. */
   'locale'?: string;
-  /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */
+  /** Colour scheme: `auto` (the default: follows the system), `light` or `dark`. */
   'theme'?: Theme;
 }
 
@@ -66,7 +70,7 @@ export interface NotifFeedAttributes {
 export interface NotifMessageAttributes {
   /** BCP 47 locale for the relative time. */
   'locale'?: string;
-  /** Colour scheme: `light`, `dark` or `auto`. */
+  /** Colour scheme: `auto` (the default: follows the system), `light` or `dark`. */
   'theme'?: Theme;
 }
 
@@ -94,6 +98,6 @@ export interface NotifPreferencesAttributes {
   'live'?: string;
   /** BCP 47 locale for texts, times and numbers; default: the page's language. */
   'locale'?: string;
-  /** Colour scheme: `light`, `dark`, or `auto` (follows the system). */
+  /** Colour scheme: `auto` (the default: follows the system), `light` or `dark`. */
   'theme'?: Theme;
 }

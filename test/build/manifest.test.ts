@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-test('custom-elements.json, src/types/attributes.ts and the README reference match the sources (npm run manifest)', () => {
+test('custom-elements.json, src/types/attributes.ts and the reference in docs/elements.md match the sources (npm run manifest)', () => {
   try {
     execFileSync(process.execPath, ['scripts/manifest.mjs', '--check'], { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' });
   } catch (e) {

@@ -129,6 +129,22 @@ describe('accessibility (axe) in every state', () => {
     }
   });
 
+  it('follows the system by default (theme unset: auto); theme="light" and "dark" hold whatever the system', async () => {
+    const surface = (el: Element) => getComputedStyle(el).getPropertyValue('--_surface').trim();
+    const wrap = await fixture<HTMLElement>(html`<div>
+      <notif-feed></notif-feed><notif-feed theme="light"></notif-feed><notif-feed theme="dark"></notif-feed><notif-bell></notif-bell>
+    </div>`);
+    const [unset, light, dark] = [...wrap.querySelectorAll('notif-feed')] as [NotifFeed, NotifFeed, NotifFeed];
+    const bell = wrap.querySelector('notif-bell')!;
+    await emulateMedia({ colorScheme: 'dark' });
+    try {
+      expect([surface(unset), surface(bell), surface(light), surface(dark)]).to.deep.equal(['#16181d', '#16181d', '#fff', '#16181d']);
+    } finally {
+      await emulateMedia({ colorScheme: 'light' });
+    }
+    expect([surface(unset), surface(bell), surface(light), surface(dark)]).to.deep.equal(['#fff', '#fff', '#fff', '#16181d']);
+  });
+
   it('<notif-feed>: loading, messages, CTA pending and done, unread tab empty', async () => {
     const sub = await subscriberWithMessages();
     let release!: () => void;
@@ -149,7 +165,7 @@ describe('accessibility (axe) in every state', () => {
     await check('feed, unread tab empty', feed.el);
   });
 
-  it('<notif-feed>: empty, error, not configured', async () => {
+  it('<notif-feed>: empty, error, waiting for its configuration', async () => {
     const empty = await feedFor(await uniqueSubscriber());
     await empty.loaded();
     await check('feed empty', empty.el);
@@ -162,7 +178,7 @@ describe('accessibility (axe) in every state', () => {
     await check('feed error', failed.el);
 
     const bare = await fixture<NotifFeed>(html`<notif-feed></notif-feed>`);
-    await check('feed not configured', bare);
+    await check('feed waiting for its configuration', bare);
   });
 
   it('axe does see into the shadow roots: a page palette with poor contrast fails', async () => {

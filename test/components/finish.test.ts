@@ -265,10 +265,11 @@ describe('feels finished', () => {
       const error = await oneEvent(el, 'notif-error');
       await waitFor(() => feed.error, 'the error state');
       expect(feed.error!.textContent).to.not.match(/API key|Failed to fetch|401/i);
-      expect(feed.error!.textContent).to.contain("Couldn't load notifications");
-      // Refused (401), not unreachable: the hint says so rather than blame the connection.
-      expect(feed.error!.textContent).to.contain('Access was refused. Sign in again.');
+      // Refused (401), not unreachable: people read that notifications are unavailable (nothing of
+      // the key, nor a hint to check their connection); the developer reads the console.
+      expect(feed.error!.textContent).to.contain('Notifications are unavailable right now');
       expect(feed.error!.textContent).to.not.contain('connection');
+      expect(feed.retryButton, 'a retry').to.not.equal(null);
       expect(String(error.detail.error.message)).to.not.equal('');
       expect(warn.args.some((a) => a.includes(error.detail.error))).to.equal(true);
     } finally {

@@ -1,9 +1,10 @@
 import { expect, fixture, html, oneEvent } from '@open-wc/testing';
+import { setViewport } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
 import { BellHarness, animationsDone, pretendVisible, waitFor } from './harness.ts';
-import { api, createWorkflow, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
+import { api, createWorkflow, injectFault, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // <notif-bell> against the real service: each test has its own subscriber.
 
@@ -109,6 +110,52 @@ describe('<notif-bell>', () => {
     expect(feed.messages.every((m) => m.unread)).to.equal(true);
     await animationsDone();
     await expect(bell.el).to.be.accessible();
+  });
+
+  it('its feed fills the popover\'s width in every state (loading, empty, error, short messages), at 375 px and on a desktop', async () => {
+    const { baseUrl, apiKey } = await testServer();
+    /** Every piece that spans the feed (the frame, the tabs' divider, skeleton rows, states, rows) is as wide as the popover. */
+    const spans = (bell: BellHarness, state: string) => {
+      const width = bell.popover.clientWidth;
+      const root = bell.feed.root;
+      const pieces = [bell.feed.el, ...root.querySelectorAll('[part~="base"], [part~="tabs"], .skeleton, [part~="empty"], [part~="error"], [part~="item"]')];
+      expect(pieces.length, state).to.be.greaterThan(2);
+      for (const piece of pieces) expect(piece.getBoundingClientRect().width, `${state}: ${piece.getAttribute('part') ?? piece.className}`).to.be.closeTo(width, 1);
+    };
+    for (const [width, height] of [[375, 700], [1280, 800]] as const) {
+      await setViewport({ width, height });
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const slow: typeof fetch = async (input, init) => {
+        if (String(input).includes('/feed')) await held;
+        return fetch(input, init);
+      };
+      const empty = await uniqueSubscriber();
+      const loading = new BellHarness(await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${empty} api-key=${apiKey} .fetch=${slow}></notif-bell>`));
+      await loading.open();
+      await waitFor(() => loading.feed.skeleton, 'the skeleton');
+      await animationsDone();
+      spans(loading, `loading, ${width} px`);
+      release();
+      await waitFor(() => loading.feed.empty, 'the empty state');
+      spans(loading, `empty, ${width} px`);
+
+      const failing = await uniqueSubscriber();
+      await injectFault({ path: `/v1/subscribers/${failing}/notifications/feed`, method: 'GET', status: 500, times: 3 });
+      const error = await bellFor(failing, { live: 'poll' });
+      await error.open();
+      await waitFor(() => error.feed.error, 'the error state');
+      await animationsDone();
+      spans(error, `error, ${width} px`);
+
+      const short = await uniqueSubscriber();
+      await trigger(workflowId, short, { title: 'Hi', body: 'Ok' });
+      const loaded = await bellFor(short);
+      await (await loaded.open()).loaded(1);
+      await animationsDone();
+      spans(loaded, `short messages, ${width} px`);
+    }
+    await setViewport({ width: 800, height: 600 });
   });
 
   it('keeps the count with no-auto-seen', async () => {

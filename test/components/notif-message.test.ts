@@ -1,11 +1,13 @@
 import { expect, fixture, html } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
-import { NotifMessage, type Message } from '../../src/index.ts';
+import { NotifMessage, registerTranslation, type Message } from '../../src/index.ts';
+import de from '../../src/i18n/de.ts';
 import { NotifElement } from '../../src/internal/base-element.ts';
 import { formatCount, relativeTime } from '../../src/i18n/localize.ts';
 import { initials, messageBody } from '../../src/components/notif-message/notif-message.component.ts';
-import { MessageHarness } from './harness.ts';
+import { MessageHarness, waitFor } from './harness.ts';
 
 // <notif-message> on its own: what it shows for a message, and the pure helpers behind it.
 
@@ -90,6 +92,49 @@ describe('<notif-message>', () => {
     await el.updateComplete;
     expect(m.controlNames).to.deep.equal(['Mark as unread', 'Delete']);
     expect(m.controls.every((b) => b.title === b.getAttribute('aria-label')), 'a tooltip beside each icon').to.equal(true);
+  });
+
+  it('cuts a long body after three lines, with "Show more" and "Show less" (keyboard, aria-expanded, German)', async () => {
+    const long = Array(30).fill('A sentence that goes on and on.').join(' ');
+    const el = await fixture<NotifMessage>(html`<notif-message .message=${message({ _id: 'long', content: long })}></notif-message>`);
+    el.style.inlineSize = '320px';
+    const root = el.shadowRoot!;
+    const body = root.querySelector<HTMLElement>('[part~="body"]')!;
+    const more = await waitFor(() => root.querySelector<HTMLButtonElement>('[part~="more-button"]'), '"Show more"');
+    expect(more.textContent!.trim()).to.equal('Show more');
+    expect(more.getAttribute('aria-expanded')).to.equal('false');
+    expect(more.getAttribute('aria-controls')).to.equal(body.id);
+    expect(body.scrollHeight, 'cut').to.be.greaterThan(body.clientHeight);
+    const cutHeight = body.clientHeight;
+    await expect(el).to.be.accessible();
+
+    more.focus();
+    await sendKeys({ press: 'Enter' });
+    await el.updateComplete;
+    expect(more.textContent!.trim()).to.equal('Show less');
+    expect(more.getAttribute('aria-expanded')).to.equal('true');
+    expect(body.clientHeight, 'whole').to.be.greaterThan(cutHeight);
+    expect(body.scrollHeight).to.be.at.most(body.clientHeight);
+    await expect(el).to.be.accessible();
+
+    await sendKeys({ press: 'Space' });
+    await el.updateComplete;
+    expect(more.getAttribute('aria-expanded')).to.equal('false');
+    expect(body.clientHeight).to.equal(cutHeight);
+
+    registerTranslation(de);
+    const german = await fixture<NotifMessage>(html`<notif-message locale="de" .message=${message({ _id: 'lang', content: long })}></notif-message>`);
+    german.style.inlineSize = '320px';
+    const mehr = await waitFor(() => german.shadowRoot!.querySelector('[part~="more-button"]'), '"Mehr anzeigen"');
+    expect(mehr.textContent!.trim()).to.equal('Mehr anzeigen');
+  });
+
+  it('a body that fits its lines has no "Show more"', async () => {
+    const el = await fixture<NotifMessage>(html`<notif-message .message=${message({ _id: 'short', content: 'Short and sweet' })}></notif-message>`);
+    // Measured as laid out: two frames later it has been.
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await el.updateComplete;
+    expect(el.shadowRoot!.querySelector('[part~="more-button"]')).to.equal(null);
   });
 
   it('joins text blocks as the body and makes initials from any script', () => {

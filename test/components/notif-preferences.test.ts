@@ -24,10 +24,21 @@ describe('<notif-preferences>', () => {
   let workflowName: string;
   let workflowId: string;
   let criticalName: string;
+  /** A workflow that delivers in-app and by email: a switch per channel. */
+  let digestName: string;
+  let digestId: string;
 
   before(async () => {
     workflowName = uniqueId('Orders');
     workflowId = await createWorkflow({ name: workflowName });
+    digestName = uniqueId('Digest');
+    digestId = await createWorkflow({
+      name: digestName,
+      steps: [
+        { name: 'in-app', type: 'in_app', controlValues: { subject: '{{payload.title}}', body: 'b' } },
+        { name: 'email', type: 'email', controlValues: { subject: '{{payload.title}}', body: 'b' } },
+      ],
+    });
     criticalName = uniqueId('Security');
     await (await api()).createWorkflow({
       workflowId: uniqueId('wf'),
@@ -48,31 +59,55 @@ describe('<notif-preferences>', () => {
     return el;
   }
 
-  it('turns a workflow\'s in-app channel off (nothing delivered) and on again (delivered); critical ones locked', async () => {
+  /** The switches in the workflow named `workflow`. */
+  const switchesOf = (el: NotifPreferences, workflow: string) =>
+    [...el.shadowRoot!.querySelectorAll('fieldset')].find((f) => f.querySelector('legend')!.textContent!.startsWith(workflow))!.querySelectorAll('input');
+
+  it('a workflow with one channel has one switch: off, nothing delivered; on, delivered; critical ones locked', async () => {
     const sub = await uniqueSubscriber();
     const el = await prefsFor(sub);
-    const inApp = switchOf(el, workflowName, 'In-app');
-    expect(inApp.checked).to.equal(true);
-    expect(inApp.getAttribute('role')).to.equal('switch');
-    const locked = switchOf(el, criticalName, 'In-app');
-    expect(locked.checked).to.equal(true);
-    expect(locked.matches(':disabled'), 'critical: locked').to.equal(true);
+    const own = switchOf(el, workflowName, workflowName);
+    expect(switchesOf(el, workflowName), 'no second switch saying the same').to.have.length(1);
+    expect(own.checked).to.equal(true);
+    expect(own.getAttribute('role')).to.equal('switch');
+    expect(switchesOf(el, criticalName), 'critical: no switch of its own').to.have.length(0);
     expect(el.shadowRoot!.querySelector('[part~="locked"]')!.textContent).to.contain('Always on');
     await expect(el).to.be.accessible();
 
-    inApp.click();
-    expect(inApp.checked).to.equal(false);
-    await waitFor(async () => {
-      const p = await (await api()).preferences(sub);
-      return p.workflows.find((w) => w.workflow.identifier === workflowId)?.channels.in_app === false;
-    }, 'the server has it');
+    own.click();
+    expect(own.checked).to.equal(false);
+    const workflowOnServer = async () => (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)!;
+    await waitFor(async () => (await workflowOnServer()).enabled === false, 'the server has it');
     await trigger(workflowId, sub, { title: 'muted' });
     expect((await (await api()).feed(sub)).data, 'no in-app message').to.have.length(0);
 
-    inApp.click();
-    await waitFor(async () => (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)?.channels.in_app, 'on again');
+    own.click();
+    await waitFor(async () => {
+      const { enabled, channels } = await workflowOnServer();
+      return enabled && channels.in_app;
+    }, 'on again');
     await trigger(workflowId, sub, { title: 'back' });
     expect((await (await api()).feed(sub)).data.map((m) => m.subject)).to.deep.equal(['back']);
+  });
+
+  it('a workflow with several channels has a switch per channel under its own: in-app off, no in-app message', async () => {
+    const sub = await uniqueSubscriber();
+    const el = await prefsFor(sub);
+    expect(switchesOf(el, digestName), 'its own, In-app, Email').to.have.length(3);
+    const inApp = switchOf(el, digestName, 'In-app');
+    expect(switchOf(el, digestName, 'Email').checked).to.equal(true);
+    inApp.click();
+    expect(inApp.checked).to.equal(false);
+    await waitFor(async () => (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === digestId)?.channels.in_app === false, 'the server has it');
+    await trigger(digestId, sub, { title: 'muted' });
+    expect((await (await api()).feed(sub)).data, 'no in-app message').to.have.length(0);
+    expect(switchOf(el, digestName, digestName).checked, 'the workflow itself stays on').to.equal(true);
+  });
+
+  it('the global switch says what critical notifications are', async () => {
+    const sub = await uniqueSubscriber();
+    const el = await prefsFor(sub);
+    expect(el.shadowRoot!.querySelector('[part~="global"] small')!.textContent).to.equal('Turned off, only critical notifications reach you: those marked “Always on”, which you cannot turn off.');
   });
 
   it('the global switch disables the workflows\' switches and mutes delivery', async () => {
@@ -81,7 +116,8 @@ describe('<notif-preferences>', () => {
     const all = switchOf(el, null, 'All notifications');
     all.click();
     await el.updateComplete;
-    expect(switchOf(el, workflowName, 'In-app').matches(':disabled')).to.equal(true);
+    expect(switchOf(el, workflowName, workflowName).matches(':disabled')).to.equal(true);
+    expect(switchOf(el, digestName, 'In-app').matches(':disabled')).to.equal(true);
     await waitFor(async () => (await (await api()).preferences(sub)).global.enabled === false, 'global off on the server');
     await trigger(workflowId, sub);
     expect((await (await api()).feed(sub)).data).to.have.length(0);
@@ -91,25 +127,26 @@ describe('<notif-preferences>', () => {
     const sub = await uniqueSubscriber();
     const el = await prefsFor(sub);
     await injectFault({ path: `/subscribers/${sub}/preferences/`, method: 'PATCH', status: 500 });
-    const inApp = switchOf(el, workflowName, 'In-app');
+    const own = switchOf(el, workflowName, workflowName);
     const failed = oneEvent(el, 'notif-error');
-    inApp.click();
-    expect(inApp.checked).to.equal(false);
+    own.click();
+    expect(own.checked).to.equal(false);
     const e = await failed;
     expect(e.detail.action).to.equal('preferences');
     await el.updateComplete;
-    expect(switchOf(el, workflowName, 'In-app').checked, 'rolled back').to.equal(true);
-    expect((await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)!.channels.in_app).to.equal(true);
+    expect(switchOf(el, workflowName, workflowName).checked, 'rolled back').to.equal(true);
+    const onServer = (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)!;
+    expect([onServer.enabled, onServer.channels.in_app]).to.deep.equal([true, true]);
   });
 
-  it('a refused load (403) says access was refused, not to check the connection', async () => {
+  it('a refused load (403) says notifications are unavailable, not to check the connection', async () => {
     const sub = await uniqueSubscriber();
     await injectFault({ path: `/subscribers/${sub}/preferences`, method: 'GET', status: 403, times: 1 });
     const { baseUrl, apiKey } = await testServer();
     const el = await fixture<NotifPreferences>(html`<notif-preferences base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey}></notif-preferences>`);
     await waitFor(() => el.shadowRoot!.querySelector('[part~="retry-button"]'), 'the retry button');
     const text = el.shadowRoot!.querySelector('[part~="error"]')!.textContent!;
-    expect(text).to.contain('Access was refused. Sign in again.');
+    expect(text).to.contain('Notifications are unavailable right now');
     expect(text).not.to.contain('connection');
   });
 
@@ -143,8 +180,8 @@ describe('<notif-preferences>', () => {
     registerTranslation({ $code: 'fr', allNotifications: 'Toutes les notifications', channels: { in_app: 'Dans l\'app', email: 'E-mail', sms: 'SMS', chat: 'Chat', push: 'Push' } } as never);
     await el.updateComplete;
     expect(switchOf(el, null, 'Toutes les notifications'), 'registered: re-rendered in French').to.exist;
-    expect(switchOf(el, workflowName, 'Dans l\'app')).to.exist;
-    expect(el.shadowRoot!.querySelector('[part~="global"] small')!.textContent, 'a string it left out: English').to.equal('Turned off, only critical notifications reach you.');
+    expect(switchOf(el, digestName, 'Dans l\'app')).to.exist;
+    expect(el.shadowRoot!.querySelector('[part~="global"] small')!.textContent, 'a string it left out: English').to.equal('Turned off, only critical notifications reach you: those marked “Always on”, which you cannot turn off.');
   });
 
   it('a workflow turned off elsewhere shows its channels off and disabled; its own switch turns it back on and delivery resumes', async () => {
@@ -152,34 +189,34 @@ describe('<notif-preferences>', () => {
     const { baseUrl, apiKey } = await testServer();
     const patch = (path: string, body: unknown) =>
       fetch(`${baseUrl}/v1/subscribers/${sub}/preferences${path}`, { method: 'PATCH', headers: { authorization: `ApiKey ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect((await patch(`/${workflowId}`, { enabled: false })).status).to.equal(200);
+    expect((await patch(`/${digestId}`, { enabled: false })).status).to.equal(200);
     const el = await prefsFor(sub);
-    const inApp = switchOf(el, workflowName, 'In-app');
+    const inApp = switchOf(el, digestName, 'In-app');
     expect(inApp.checked, 'what the engine does: nothing').to.equal(false);
     expect(inApp.matches(':disabled')).to.equal(true);
-    const own = switchOf(el, workflowName, workflowName);
+    const own = switchOf(el, digestName, digestName);
     expect(own.checked).to.equal(false);
     expect(own.matches(':disabled'), 'the workflow\'s switch stays usable').to.equal(false);
     expect(own.closest('label')!.textContent).to.contain('Off: none of these reach you.');
     await expect(el).to.be.accessible();
-    await trigger(workflowId, sub, { title: 'muted' });
+    await trigger(digestId, sub, { title: 'muted' });
     expect((await (await api()).feed(sub)).data).to.have.length(0);
 
     own.click();
     await el.updateComplete;
-    expect(switchOf(el, workflowName, 'In-app').checked).to.equal(true);
-    expect(switchOf(el, workflowName, 'In-app').matches(':disabled')).to.equal(false);
-    await waitFor(async () => (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === workflowId)?.enabled, 'on again on the server');
-    await trigger(workflowId, sub, { title: 'back' });
+    expect(switchOf(el, digestName, 'In-app').checked).to.equal(true);
+    expect(switchOf(el, digestName, 'In-app').matches(':disabled')).to.equal(false);
+    await waitFor(async () => (await (await api()).preferences(sub)).workflows.find((w) => w.workflow.identifier === digestId)?.enabled, 'on again on the server');
+    await trigger(digestId, sub, { title: 'back' });
     expect((await (await api()).feed(sub)).data.map((m) => m.subject)).to.deep.equal(['back']);
 
     // A channel turned off for every workflow: off, disabled, and said so, in each workflow.
     expect((await patch('', { channels: { in_app: false } })).status).to.equal(200);
     const again = await prefsFor(sub);
-    const muted = switchOf(again, workflowName, 'In-app');
+    const muted = switchOf(again, digestName, 'In-app');
     expect([muted.checked, muted.disabled]).to.deep.equal([false, true]);
     expect(muted.closest('label')!.textContent).to.contain('Off for every workflow.');
-    expect(switchOf(again, workflowName, workflowName).checked, 'the workflow itself is on').to.equal(true);
+    expect(switchOf(again, digestName, digestName).checked, 'the workflow itself is on').to.equal(true);
   });
 
   it('<notif-bell>: the gear shows the preferences, back shows the messages', async () => {

@@ -121,3 +121,35 @@ test('the playground at 375 px: nothing wider than the screen, before or after o
     await phone.close();
   }
 });
+
+test('"Embed it" shows the development key, wraps within its card at 375 px, and copies the snippet', { timeout: 60_000 }, async () => {
+  const { apiKey } = (await (await fetch(new URL('/demo-config.json', playgroundUrl))).json()) as { apiKey: string };
+  assert.match(apiKey, /\S{16,}/, 'the playground has the development key');
+  const context = await browser.newContext({ viewport: { width: 375, height: 700 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(playgroundUrl).origin });
+  const phone = await context.newPage();
+  try {
+    await phone.goto(playgroundUrl);
+    await phone.locator('#subscriber option').first().waitFor({ state: 'attached' });
+    await phone.locator('.snippet summary').click();
+    const snippet = phone.locator('#snippet');
+    await snippet.waitFor();
+    const text = (await snippet.textContent()) ?? '';
+    assert.ok(text.includes(`api-key="${apiKey}"`), text);
+    assert.ok(!text.includes('(development only)'), text);
+    // Nothing of it is cut or scrolled away: the code fits its box, and the box its card.
+    const fits = await phone.locator('.snippet pre').evaluate((pre) => {
+      const card = pre.closest('.card')!.getBoundingClientRect();
+      const box = pre.getBoundingClientRect();
+      return { scrolls: pre.scrollWidth > pre.clientWidth, inside: box.left >= card.left && box.right <= card.right };
+    });
+    assert.deepEqual(fits, { scrolls: false, inside: true });
+    assert.equal(await phone.evaluate(() => document.documentElement.scrollWidth), 375);
+
+    await phone.locator('#copy-snippet').click();
+    await phone.locator('#copy-snippet', { hasText: 'Copied' }).waitFor();
+    assert.equal(await phone.evaluate(() => navigator.clipboard.readText()), text);
+  } finally {
+    await context.close();
+  }
+});

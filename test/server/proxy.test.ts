@@ -187,6 +187,52 @@ describe('inbox proxy', () => {
     assert.deepEqual(grace.body.workflows[0].channels, { in_app: true }, "grace's preferences unchanged");
   });
 
+  it('makes a subscriber the service has not seen yet on first contact: its feed, count, stream and preferences answer, preferences save before any message', async () => {
+    const id = 'newcomer-ünïcode';
+    const path = `/v1/subscribers/${encodeURIComponent(id)}`;
+    assert.equal((await service.get(`/v2/subscribers/${encodeURIComponent(id)}`)).status, 404, 'unknown to the service');
+    // A wrong hash proves nothing, and makes nothing.
+    assert.equal((await call(`${path}/notifications/feed`, { headers: as(id, subscriberHash(id, 'wrong')) })).status, 401);
+    assert.equal((await service.get(`/v2/subscribers/${encodeURIComponent(id)}`)).status, 404, 'still unknown');
+    // Two first requests at once (an inbox asks for its page and its count together): both answer.
+    const [feed, unseen] = await Promise.all([call(`${path}/notifications/feed`, { headers: as(id) }), call(`${path}/notifications/unseen`, { headers: as(id) })]);
+    assert.equal(feed.status, 200);
+    assert.deepEqual(((await feed.json()) as any).data, []);
+    assert.equal(unseen.status, 200);
+    assert.deepEqual(await unseen.json(), { count: 0 });
+    assert.equal((await service.get(`/v2/subscribers/${encodeURIComponent(id)}`)).status, 200, 'made');
+
+    // Another newcomer's first contact is its stream, then its preferences, saved before any message.
+    const other = 'newcomer-2';
+    const stopped = new AbortController();
+    const stream = await call(`/v1/subscribers/${other}/notifications/stream`, { headers: as(other), signal: stopped.signal });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
+    stopped.abort();
+    await stream.body?.cancel().catch(() => {});
+    const third = 'newcomer-3';
+    const saved = await call(`/v1/subscribers/${third}/preferences/hello`, {
+      method: 'PATCH',
+      headers: { ...as(third), 'content-type': 'application/json' },
+      body: JSON.stringify({ channels: { in_app: false } }),
+    });
+    assert.equal(saved.status, 200);
+    const read = await call(`/v2/subscribers/${third}/preferences?criticality=all`, { headers: as(third) });
+    assert.deepEqual(((await read.json()) as any).workflows.find((w: any) => w.workflow.identifier === 'hello').channels, { in_app: false });
+    assert.equal((await service.post('/v1/events/trigger', { name: 'hello', to: third, payload: { name: third } })).status, 201);
+    assert.deepEqual((await service.get(`/v1/subscribers/${third}/notifications/feed`)).body.data, [], 'its saved preference holds');
+
+    // With the API key, an unknown subscriber stays 404 (nothing is made behind the caller's back).
+    assert.equal((await service.get('/v1/subscribers/never-seen/notifications/feed')).status, 404);
+    // A 404 about something else (a message that is not the subscriber's) stays a 404.
+    const mark = await call('/v1/subscribers/ada/messages/mark-as', {
+      method: 'POST',
+      headers: { ...as('ada'), 'content-type': 'application/json' },
+      body: JSON.stringify({ messageId: '000000000000000000000000', markAs: 'read' }),
+    });
+    assert.equal(mark.status, 404);
+  });
+
   it("uses the host's own authentication when given, and never returns the key", async () => {
     const ok = await call('/v1/subscribers/ada/notifications/unseen', { headers: { cookie: 'session=ada' } }, sessionProxy.url);
     assert.equal(ok.status, 200);

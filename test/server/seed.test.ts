@@ -25,6 +25,13 @@ describe('demo seed', () => {
     assert.equal((await server.get('/v2/workflows', { key })).status, 200);
   });
 
+  it('prints the same development key again when it starts on its seeded database', async () => {
+    await server.stop();
+    await server.start([]);
+    const again = /development API key[^:]*: (\S+)/.exec(server.output());
+    assert.equal(again?.[1], key, server.output());
+  });
+
   it('has four workflows: CTA buttons, a redirect, one in the billing feed, and an announcement of free text', async () => {
     const { body } = await server.get('/v2/workflows', { key });
     assert.deepEqual(body.map((w: any) => w.workflowId), ['project-invite', 'comment-reply', 'invoice-paid', 'announcement']);

@@ -286,6 +286,36 @@ describe('InboxStore', () => {
     expect(store.state.messages).to.have.length(2);
   });
 
+  it('keeps a list per tab: both fresh while feeds show them, a mutation changes both, setTab picks the store\'s tab', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 3);
+    const client = await api();
+    const first = (await client.feed(c.subscriberId)).data[0]!;
+    await client.markAs(c.subscriberId, { messageId: first._id, markAs: 'read' });
+    const store = track(new InboxStore(c));
+    store.connect();
+    store.feedOpened('all');
+    store.feedOpened('unread');
+    await until(() => store.state.lists.all.loaded && store.state.lists.unread.loaded, 'both lists');
+    expect(store.state.lists.all.messages).to.have.length(3);
+    expect(store.state.lists.unread.messages.map((m) => m._id)).not.to.include(first._id);
+    expect(store.state.lists.unread.messages).to.have.length(2);
+    expect(store.state.tab, 'feeds of their own tabs leave the store\'s tab').to.equal('all');
+    expect(store.state.messages).to.equal(store.state.lists.all.messages);
+
+    const second = store.state.lists.unread.messages[0]!;
+    await store.markRead(second._id);
+    for (const tab of ['all', 'unread'] as const) expect(store.state.lists[tab].messages.find((m) => m._id === second._id)?.read, tab).to.equal(true);
+
+    await trigger(workflowId, c.subscriberId, { title: 'Fresh' });
+    await store.refresh();
+    for (const tab of ['all', 'unread'] as const) expect(store.state.lists[tab].messages[0]!.subject, tab).to.equal('Fresh');
+
+    store.setTab('unread');
+    expect(store.state.tab).to.equal('unread');
+    expect(store.state.messages).to.equal(store.state.lists.unread.messages);
+  });
+
   it('markAllRead applies at once and persists on the server', async () => {
     const c = await config();
     await triggerMany(workflowId, c.subscriberId, 3);

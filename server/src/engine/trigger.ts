@@ -5,10 +5,12 @@ import type { JobTable, NotificationTable } from '../db/schema.ts';
 import { unprocessable } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { bool, parseJson, toJson } from '../json.ts';
+import { missingPayloadVariables } from '../render.ts';
 import { CHANNELS } from '../schemas.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
+import { executionDetail } from './jobs.ts';
 import { advance } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
 import type { JobOutcome } from './types.ts';
@@ -40,6 +42,8 @@ export interface TriggerOptions {
 export interface TriggerResult {
   transactionId: string;
   runs: { notificationId: string; subscriberId: string; outcome: JobOutcome }[];
+  /** The payload variables the workflow's steps use that the trigger did not send (`x.y`), each once. */
+  missingVariables: string[];
 }
 
 const INSERT_CHUNK = 200;
@@ -70,9 +74,9 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   const transactionId = input.transactionId ?? randomUUID();
   const recipients = normalizeRecipients(input.to);
 
+  const shared = sharedBy(workflow, input);
   const planned = await inTransaction(store, async (trx) => {
     const subscribers = await resolveRecipients(trx, tenant, recipients, now);
-    const shared = sharedBy(workflow, input);
     const runs = subscribers.map((subscriber, i) => planRun(tenant, workflow, subscriber, recipients[i]!, shared, transactionId, now));
     await insertChunked(trx, 'notifications', runs.map((r) => r.notification));
     await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs));
@@ -94,7 +98,7 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     });
     runs.push({ notificationId: run.notification.id, subscriberId: run.subscriber.subscriber_id, outcome });
   }
-  return { transactionId, runs };
+  return { transactionId, runs, missingVariables: [...new Set(shared.missing.flat())] };
 }
 
 /** What every run of a trigger shares: parsed or serialized once per trigger, not once per run. */
@@ -104,17 +108,28 @@ interface Shared {
   channels: string;
   payload: string;
   overrides: string;
+  /** By step: the payload variables it uses that the trigger did not send. */
+  missing: string[][];
 }
 
 function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
   const steps = parseJson<StoredStep[]>(workflow.steps, []);
+  const payload = input.payload ?? {};
   return {
     steps,
     stepJson: steps.map((step) => toJson(step)),
     channels: toJson([...new Set(steps.map((s) => s.type).filter((t) => (CHANNELS as readonly string[]).includes(t)))]),
-    payload: toJson(input.payload ?? {}),
+    payload: toJson(payload),
     overrides: toJson(input.overrides ?? {}),
+    missing: steps.map((step) => missingPayloadVariables(step.controlValues, payload)),
   };
+}
+
+/** A step's first execution detail when the trigger lacks payload variables it uses (they render empty). */
+function missingVariablesDetail(missing: string[], now: Date): string {
+  if (missing.length === 0) return '[]';
+  const names = missing.map((name) => `{{payload.${name}}}`).join(', ');
+  return toJson([executionDetail(now, 'Warning', `The trigger's payload lacks ${names}: rendered empty`)]);
 }
 
 /** The rows of one run: its Notification and one pending Job per step, in step order. */
@@ -123,7 +138,7 @@ export function planRun(
   workflow: WorkflowRow,
   subscriber: SubscriberRow,
   recipient: RecipientInput,
-  { steps, stepJson, channels, payload, overrides }: Shared,
+  { steps, stepJson, channels, payload, overrides, missing }: Shared,
   transactionId: string,
   now: Date,
 ) {
@@ -179,7 +194,7 @@ export function planRun(
                 updateMode: false,
               })
             : null,
-        execution_details: '[]',
+        execution_details: missingVariablesDetail(missing[index]!, now),
         provider_id: null,
         run_at: null,
         // This process runs the steps now; if it dies, another takes them over once the lease ends.

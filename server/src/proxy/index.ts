@@ -59,6 +59,11 @@ export const PROXY_MAX_BODY_BYTES = 64 * 1024;
 /** The default of `maxInFlight`. */
 export const PROXY_MAX_IN_FLIGHT = 16;
 
+/** The service's answer for a subscriber it does not know, and for one it has just made. */
+const NOT_FOUND = 404;
+const CREATED = 201;
+/** The service's answer when the subscriber exists already (made by another first request meanwhile). */
+const CONFLICT = 409;
 /** The path the handler is mounted under, when nothing else is set. */
 const DEFAULT_BASE_PATH = '/notif';
 /** Seconds a subscriber past its requests at once is asked to wait. */
@@ -106,7 +111,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     }
 
     // The stream is one long request per browser, its events passed on as they come: not counted.
-    if (path.endsWith('/notifications/stream')) return forward(request, url, path, query);
+    if (path.endsWith('/notifications/stream')) return forward(request, url, path, query, named.subscriber);
     const working = inFlight.get(subscriberId) ?? 0;
     if (working >= maxInFlight) {
       const busy = refuse(429, `More than ${maxInFlight} requests of this subscriber at once`, url.pathname);
@@ -115,7 +120,7 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     }
     inFlight.set(subscriberId, working + 1);
     try {
-      return await forward(request, url, path, query);
+      return await forward(request, url, path, query, named.subscriber);
     } finally {
       const left = inFlight.get(subscriberId)! - 1;
       if (left > 0) inFlight.set(subscriberId, left);
@@ -123,8 +128,33 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     }
   };
 
-  /** Passes an allowed, authenticated request on to the service, and its answer back. */
-  async function forward(request: Request, url: URL, path: string, query: URLSearchParams): Promise<Response> {
+  /**
+   * Makes the subscriber the request proved, a signed-in user the service answered 404 for: true
+   * when it is there now (made now, or made meanwhile by another of its first requests: 409), false
+   * when the service did not make it.
+   */
+  async function makeSubscriber(subscriberId: string): Promise<boolean> {
+    try {
+      const made = await send(`${service}/v2/subscribers?failIfExists=true`, {
+        method: 'POST',
+        headers: { authorization: `ApiKey ${options.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ subscriberId }),
+        redirect: 'manual',
+      });
+      await made.body?.cancel().catch(() => {});
+      return made.status === CREATED || made.status === CONFLICT;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Passes an allowed, authenticated request on to the service, and its answer back. A request
+   * for a subscriber (`subscriber`: its id as the path has it) the service has not seen yet makes
+   * it on this first contact, and is sent again: a new user's feed, counts, stream and preferences
+   * answer as for a subscriber with no messages, and preferences can be saved before any message.
+   */
+  async function forward(request: Request, url: URL, path: string, query: URLSearchParams, subscriber?: string): Promise<Response> {
     const headers = new Headers({ authorization: `ApiKey ${options.apiKey}` });
     for (const name of FORWARDED_HEADERS) {
       const value = request.headers.get(name);
@@ -139,10 +169,16 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       body = await readCapped(request.body, maxBody);
       if (!body) return refuse(413, `The body is larger than ${maxBody} bytes`, url.pathname);
     }
+    // The caller's signal: when the page goes away, so does the request to the service.
+    const pass = () => send(`${service}${path}${search}`, { method: request.method, headers, body, redirect: 'manual', signal: request.signal });
     let answer: Response;
     try {
-      // The caller's signal: when the page goes away, so does the request to the service.
-      answer = await send(`${service}${path}${search}`, { method: request.method, headers, body, redirect: 'manual', signal: request.signal });
+      answer = await pass();
+      // (The subscriber in the path is the one the request proved: decoded, it is subscriberId.)
+      if (answer.status === NOT_FOUND && subscriber !== undefined && (await makeSubscriber(decodeURIComponent(subscriber)))) {
+        await answer.body?.cancel().catch(() => {});
+        answer = await pass();
+      }
     } catch {
       return refuse(502, 'The notification service did not answer', url.pathname);
     }

@@ -36,9 +36,13 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     // The idempotency key is answered in the transaction that records the runs: a retry after a
     // crash replays this answer, never triggers again.
     const record = await request.answerRecorder(201);
-    const { transactionId } = await trigger(app.db, request.tenant, request.body, {
+    const { transactionId, missingVariables } = await trigger(app.db, request.tenant, request.body, {
       onRecorded: record ? (trx, recorded) => record(trx, answer(recorded)) : undefined,
     });
+    // Rendered empty in the messages, and named in each step's execution details: a developer's mistake.
+    if (missingVariables.length > 0) {
+      request.log.warn({ workflow: request.body.name, transactionId, missingVariables }, "the trigger's payload lacks variables the workflow's steps use");
+    }
     return reply.code(201).send(answer(transactionId));
   });
 };

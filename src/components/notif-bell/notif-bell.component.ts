@@ -2,6 +2,7 @@ import { html, nothing, type PropertyDeclarations, type PropertyValues } from 'l
 import { ContextProvider } from '@lit/context';
 import { emit } from '../../internal/base-element.ts';
 import { InboxElement, inboxContext, type InboxContext } from '../../internal/inbox-element.ts';
+import type { InboxTab } from '../../store/types.ts';
 import { formatCount, localeOf, translationFor } from '../../i18n/localize.ts';
 import { backIcon, bellIcon, settingsIcon } from '../../internal/icons.ts';
 import { FEED_PARTS, NotifFeed, toList } from '../notif-feed/notif-feed.component.ts';
@@ -54,9 +55,11 @@ const tabbables = (node: Element | ShadowRoot, out: HTMLElement[] = []): HTMLEle
  * @cssprop --notif-color-on-badge - Badge text.
  *
  * Arrow keys in the popover reach the messages; a click on a message, or on a CTA button with a URL,
- * closes it (unless `keep-open`).
+ * closes it (unless `keep-open`). Its feed keeps its own tab (`tab`), from one opening to the next
+ * (see `<notif-feed>`).
  *
  * @fires notif-seen-change - Opening marked every message seen.
+ * @fires notif-tab-change - The user picked a tab in the popover's feed.
  * @fires notif-unseen-count-change - The unseen count changed.
  * @fires notif-error - A request failed.
  * @fires notif-message-received - A new message arrived (from the service's stream); once per browser, in one tab.
@@ -69,6 +72,7 @@ export class NotifBell extends InboxElement {
     open: { type: Boolean, reflect: true },
     noAutoSeen: { type: Boolean, attribute: 'no-auto-seen' },
     keepOpen: { type: Boolean, attribute: 'keep-open' },
+    tab: {},
   };
 
   /** Whether the popover is open. */
@@ -77,10 +81,12 @@ export class NotifBell extends InboxElement {
   declare noAutoSeen: boolean;
   /** Clicking a message leaves the popover open (by default it closes, whether the page follows the URL or the app routes itself). */
   declare keepOpen: boolean;
+  /** The tab its feed shows: `all` (default) or `unread`; set as the user picks one. */
+  declare tab: InboxTab;
   /** The popover shows `<notif-preferences>` instead of the feed. */
   #prefs = false;
   /** What the feed and the preferences in the popover get: this element's store, and this element as the outer one. */
-  #provided: InboxContext = { store: null, outer: this };
+  #provided: InboxContext = { store: null, outer: this, unconfigured: false };
   #provider = new ContextProvider(this, { context: inboxContext, initialValue: this.#provided });
 
   constructor() {
@@ -88,6 +94,10 @@ export class NotifBell extends InboxElement {
     this.open = false;
     this.noAutoSeen = false;
     this.keepOpen = false;
+    this.tab = 'all';
+    this.addEventListener('notif-tab-change', (event) => {
+      this.tab = event.detail.tab;
+    });
     // A message opened, or a CTA button that leads somewhere (followed, or routed by the app), closes it.
     this.addEventListener('notif-message-click', () => this.#closeAfterListeners());
     this.addEventListener('notif-action', (event) => {
@@ -165,8 +175,9 @@ export class NotifBell extends InboxElement {
     super.willUpdate(changed);
     // The elements inside get the store this element took (a new value only when it changed).
     const store = this.inbox;
-    if (store != this.#provided.store) {
-      this.#provided = { store, outer: this };
+    const unconfigured = this.unconfigured;
+    if (store != this.#provided.store || unconfigured != this.#provided.unconfigured) {
+      this.#provided = { store, outer: this, unconfigured };
       this.#provider.setValue(this.#provided);
     }
   }
@@ -176,7 +187,8 @@ export class NotifBell extends InboxElement {
     // count them (it does count those its feed does not show: feed identifier, payload filter). An
     // unseen message at the top of the feed is one that arrived (opening made the others seen at
     // once); a mark the server refused sets the error, which stops this until a page loads again.
-    if (this.open && this.state?.messages[0]?.seen === false && !this.state.error) this.#seeAll();
+    const shown = this.state?.lists[this.tab];
+    if (this.open && shown?.messages[0]?.seen === false && !this.state!.error) this.#seeAll();
     // The feed reads the render hooks from this element.
     if ([...changed.keys()].some((key) => String(key).startsWith('render'))) this.renderRoot.querySelector('notif-feed')?.requestUpdate();
   }
@@ -241,6 +253,7 @@ export class NotifBell extends InboxElement {
               part="feed"
               exportparts=${FEED_PARTS}
               embedded
+              .tab=${this.tab}
               locale=${locale}
               theme=${this.theme ?? nothing}
               >${

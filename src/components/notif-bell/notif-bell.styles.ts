@@ -32,7 +32,7 @@ export default [
       transition: opacity var(--_duration), translate var(--_duration);
     }
     /* It fits its content up to its largest height (the feed's list scrolls), and enters briefly. */
-    :popover-open { display: flex; }
+    :popover-open { display: flex; flex-flow: column; }
     @starting-style { :popover-open { opacity: 0; translate: 0 -.5rem; } }
     @supports (position-anchor: --a) {
       [popover] {

@@ -1,9 +1,9 @@
 import { html, nothing, render, type PropertyDeclarations, type PropertyValues } from 'lit';
 import type { Message } from '../../api/types.ts';
-import type { InboxState, InboxStoreApi, InboxTab } from '../../store/types.ts';
+import type { FeedList, InboxStoreApi, InboxTab } from '../../store/types.ts';
 import { newestFirst } from '../../store/feed-pages.ts';
 import type { Translation } from '../../i18n/translation.ts';
-import { errorHint, localeOf, newNotifications, translationFor } from '../../i18n/localize.ts';
+import { localeOf, newNotifications, translationFor } from '../../i18n/localize.ts';
 import { emit } from '../../internal/base-element.ts';
 import { HOOKS, InboxElement, type Hook } from '../../internal/inbox-element.ts';
 import { alertIcon, checkAllIcon, closeIcon, inboxIcon } from '../../internal/icons.ts';
@@ -48,6 +48,11 @@ export const toList = (event: KeyboardEvent, feed: HTMLElement | null) => {
  * @summary The message list: header with "Mark all as read", All / Unread tabs, infinite scroll,
  * and empty, loading and error states. Alone it is a full-page feed configured by its attributes;
  * inside `<notif-bell>` it shares the bell's store.
+ *
+ * Each feed keeps its own tab (`tab`): a bell's and a page's feed switch one at a time. An app that
+ * wants two feeds on one tab sets the other's `tab` on `notif-tab-change`. Until its configuration comes (attributes set after load) a feed shows the loading
+ * state; a missing setting (after `CONFIGURATION_WAIT`) or a service that refuses it (401, 403) is a
+ * console warning and `notif-error`, and people read that notifications are unavailable.
  *
  * @slot header - Replaces the title.
  * @slot header-actions - After "Mark all as read" (the app's own buttons).
@@ -102,6 +107,7 @@ export const toList = (event: KeyboardEvent, feed: HTMLElement | null) => {
  * @cssprop --notif-shadow - Popover shadow.
  *
  * @fires notif-read-change - Mark all as read.
+ * @fires notif-tab-change - The user picked a tab.
  * @fires notif-error - A request failed (outermost element only).
  * @fires notif-unseen-count-change - The unseen count changed (outermost element only).
  * @fires notif-message-received - A new message arrived (from the service's stream); once per browser, in one tab (outermost element only).
@@ -111,6 +117,7 @@ export class NotifFeed extends InboxElement {
   static override styles = styles;
   static override properties: PropertyDeclarations = {
     embedded: { type: Boolean, reflect: true },
+    tab: {},
   };
 
   /**
@@ -118,6 +125,10 @@ export class NotifFeed extends InboxElement {
    * close button there); a page may set it on a feed in a panel of its own height.
    */
   declare embedded: boolean;
+  /** The tab shown: `all` (default) or `unread`; set as the user picks one. */
+  declare tab: InboxTab;
+  /** The tab this feed told its store it shows (feedOpened). */
+  #opened?: InboxTab;
   /** The message holding the list's tab stop. */
   #activeId?: string;
   #pumping = false;
@@ -135,11 +146,11 @@ export class NotifFeed extends InboxElement {
         row.part = 'message';
         row.setAttribute('exportparts', MESSAGE_PARTS);
       }
-      const state = this.state!;
+      const list = this.#list!;
       li.ariaPosInSet = `${index + 1}`;
-      li.ariaSetSize = `${state.hasMore ? Math.max(state.totalCount!, count) || -1 : count}`;
+      li.ariaSetSize = `${list.hasMore ? Math.max(list.totalCount!, count) || -1 : count}`;
       const custom = this.#hooks[0] == 'Message' && !this.#declined.has(message);
-      Object.assign(li.firstChild!, { message, active: message._id == this.#activeId, store: this.inbox, markAsSupported: state.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
+      Object.assign(li.firstChild!, { message, active: message._id == this.#activeId, store: this.inbox, markAsSupported: this.state!.markAsSupported, custom, locale: localeOf(this), theme: this.theme });
       return li;
     },
     () => this.#panel,
@@ -153,8 +164,9 @@ export class NotifFeed extends InboxElement {
   );
   /** A scroll or a resize: the list is laid out in the next frame. */
   #layout = () => void this.#window.layout();
-  /** The first message shown as of the list's top last in view, and how many shown now come before it (above it, newer). */
+  /** The first message shown as of the list's top last in view (of the tab `#topTab`), and how many shown now come before it (above it, newer). */
   #top?: Message;
+  #topTab?: InboxTab;
   #new?: number;
   /** Messages `renderMessage` declined (returned false): their rows are built in. */
   #declined = new WeakSet<Message>();
@@ -171,6 +183,7 @@ export class NotifFeed extends InboxElement {
   constructor() {
     super();
     this.embedded = false;
+    this.tab = 'all';
     this.addEventListener('notif-read-change', ({ detail: { messageIds, read } }) => {
       if (read && messageIds != 'all')
         for (const id of messageIds) {
@@ -188,9 +201,16 @@ export class NotifFeed extends InboxElement {
     (list.find((m) => m.active) ?? list[0] ?? this.renderRoot.querySelector('button'))?.focus(options);
   }
 
+  /** The list of the tab shown, or null while there is no store. */
+  get #list(): FeedList | null {
+    return this.state?.lists[this.tab] ?? null;
+  }
+
   protected override storeChanged(store: InboxStoreApi, attached: boolean) {
-    if (attached) store.feedOpened();
-    else store.feedClosed();
+    if (attached) {
+      this.#opened = this.tab;
+      store.feedOpened(this.#opened);
+    } else store.feedClosed(this.#opened);
     // While the first page is in flight, not in its first render: a row rendered once, out of the
     // DOM and thrown away, which prepares the rows' templates (Lit does so on a template's first
     // use), compiles their code and builds the formatters of their dates (the page's first Intl
@@ -205,8 +225,8 @@ export class NotifFeed extends InboxElement {
 
   /** The messages the list shows: the Unread tab's unread ones, and one read there for a moment (LINGER ms) before it leaves. */
   #shown(): readonly Message[] {
-    const state = this.state;
-    return !state ? [] : state.tab == 'unread' ? state.messages.filter((m) => !m.read || this.#lingering.has(m._id)) : state.messages;
+    const messages = this.#list?.messages ?? [];
+    return this.tab == 'unread' ? messages.filter((m) => !m.read || this.#lingering.has(m._id)) : messages;
   }
 
   protected override updated() {
@@ -267,14 +287,22 @@ export class NotifFeed extends InboxElement {
    */
   protected override willUpdate(changed: PropertyValues<this>) {
     super.willUpdate(changed);
+    // Another tab: the store keeps the one shown fresh.
+    const store = this.inbox;
+    if (store && this.tab !== this.#opened) {
+      store.feedClosed(this.#opened);
+      this.#opened = this.tab;
+      store.feedOpened(this.tab);
+    }
     const inUse = HOOKS.filter((piece) => hook(this.outer, piece));
     this.#hooks = inUse[0] == 'Message' ? ['Message'] : inUse;
     const messages = this.#shown();
-    // An empty list starts again from the first message that comes: another tab's being loaded
-    // (switched here or by an element sharing the store, which empties the list first), or none while
-    // the element is out of the page (it renders once without its store: put back, its list may be
-    // another tab's).
-    if (!this.#window.scrolled || !this.#top || !messages[0]) this.#top = messages[0];
+    // Another tab's list, or an empty one, starts again from its first message: a tab switched here
+    // or by a feed sharing the tab, a list being loaded, or none while the element is out of the page
+    // (it renders once without its store: put back, its list may be another tab's).
+    const tab = this.tab;
+    if (!this.#window.scrolled || !this.#top || !messages[0] || tab !== this.#topTab) this.#top = messages[0];
+    this.#topTab = tab;
     // In the list's order (createdAt, then _id): messages made at the same time as it can be above it too.
     this.#new = messages.filter((m) => newestFirst(m, this.#top!) < 0).length;
   }
@@ -299,15 +327,17 @@ export class NotifFeed extends InboxElement {
       // The list window says whether its rows reach the last message (it looks again at every layout,
       // a page rendered included).
       for (await null; this.#window.atEnd; ) {
-        const state = store.state;
+        const tab = this.tab;
+        const list = store.state.lists[tab];
         // (`loading` is the first page's status: never with `loaded`.)
-        if (!state.loaded || !state.hasMore || state.loadingMore || state.status === 'error') break;
-        const before = state.messages.length;
-        await store.loadMore();
+        if (!list.loaded || !list.hasMore || list.loadingMore || list.status === 'error') break;
+        const before = list.messages.length;
+        await store.loadMore(tab);
         await this.updateComplete;
-        if (store.state.messages.length <= before) {
+        const after = store.state.lists[tab];
+        if (after.messages.length <= before) {
           // Stalled: retried with backoff (a stalled run still holds the pump; the timer fires later).
-          if (store.state.hasMore && this.#stalls < MAX_STALLS) {
+          if (after.hasMore && this.#stalls < MAX_STALLS) {
             clearTimeout(this.#stallTimer);
             this.#stallTimer = setTimeout(() => void this.#pump(), STALL_BACKOFF * 2 ** this.#stalls);
             this.#stalls++;
@@ -322,16 +352,16 @@ export class NotifFeed extends InboxElement {
   }
 
   override render() {
-    const state = this.state;
+    const list = this.#list;
     const locale = localeOf(this);
     const strings = translationFor(locale);
-    const tab = state?.tab ?? 'all';
+    const tab = this.tab;
     // In <notif-bell>'s popover, a close button (a page may set `embedded` on a feed of its own: none there).
     const popover = (this.getRootNode() as Partial<ShadowRoot>).host as (Element & { hide?(): void }) | undefined;
     return html`<section part="base" aria-labelledby="title" @keydown=${(event: KeyboardEvent) => toList(event, this)}>
         <header part="header">
           <slot name="header"><h2 part="title" id="title">${strings.notifications}</h2></slot>
-          <button part="mark-all-button" class="ghost all" title=${strings.markAllRead} ?disabled=${!state?.messages.some((m) => !m.read)} @click=${() => {
+          <button part="mark-all-button" class="ghost all" title=${strings.markAllRead} ?disabled=${!list?.messages.some((m) => !m.read)} @click=${() => {
             void this.inbox?.markAllRead();
             emit(this, 'notif-read-change', { messageIds: 'all', read: true });
           }}>${checkAllIcon}<span>${strings.markAllRead}</span></button><slot name="header-actions"></slot>${popover?.hide
@@ -350,42 +380,47 @@ export class NotifFeed extends InboxElement {
               @click=${() => this.#selectTab(id)}
             >${id === 'unread' ? strings.tabUnread : strings.tabAll}</button>`,
           )}</div>
-        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!state?.loaded} @scroll=${this.#layout}>${
+        <div part="panel" id="panel" role="tabpanel" aria-labelledby="tab-${tab}" aria-busy=${!list?.loaded} @scroll=${this.#layout}>${
           this.#new
             ? html`<button part="new-button" class="new" @click=${() => this.#focus(0)}>${newNotifications(locale, this.#new)}</button>`
             : nothing
-        }${this.#renderBody(state, strings)}${
-          state?.loadingMore ? html`<div part="loading-more" class="more">${strings.loadingMore}</div>` : nothing
+        }${this.#renderBody(list, strings)}${
+          list?.loadingMore ? html`<div part="loading-more" class="more">${strings.loadingMore}</div>` : nothing
         }</div>${this.liveRegion()}</section>`;
   }
 
-  /** Shows a tab from its top. */
+  /** Shows a tab from its top, and says so. */
   #selectTab(tab: InboxTab) {
+    if (tab == this.tab) return;
     this.#panel?.scrollTo(0, 0);
-    this.inbox?.setTab(tab);
+    this.tab = tab;
+    emit(this, 'notif-tab-change', { tab });
   }
 
-  #renderBody(state: InboxState | null, strings: Translation) {
-    const status = state?.status;
+  #renderBody(list: FeedList | null, strings: Translation) {
+    const status = list?.status;
     const error = status === 'error';
     const failed = error || status === 'offline';
+    // People read that notifications are unavailable (a missing setting, a refused inbox), or that they could not be loaded.
+    const title = this.unavailable ? strings.unavailable : strings.errorTitle;
     const retry = html`<button part="retry-button" class="outline retry" @click=${() => this.inbox?.refresh()}>${strings.retry}</button>`;
-    // The error state: not configured (no state), the first page failed, or an error and nothing to show.
-    if (!state?.loaded ? !this.configured || failed : error && !state.messages.length) {
-      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${strings.errorTitle}</p>
-        <p>${state ? errorHint(strings, state.error) : strings.notConfigured}</p></slot>${state ? retry : nothing}</div>`;
+    // The error state: unavailable with no store, the first page failed, or an error and nothing to show.
+    if (!list ? this.unavailable : !list.loaded ? failed : error && !list.messages.length) {
+      return html`<div part="error" class="state" role="alert"><slot name="error">${alertIcon}<p>${title}</p>${
+        this.unavailable ? nothing : html`<p>${strings.errorHint}</p>`
+      }</slot>${list ? retry : nothing}</div>`;
     }
-    if (!state?.loaded) {
+    if (!list?.loaded) {
       return html`<div part="skeleton"><slot name="loading">
         <span class="sr-only">${strings.loading}</span>${Array(SKELETON_ROWS).fill(html`<div class="skeleton"><i class="bone"></i><i class="bone"></i><i class="bone"></i></div>`)}</slot></div>`;
     }
     // The Unread tab shows unread messages, and one read there for a moment (LINGER ms) before it leaves.
     const messages = this.#shown();
     const banner = failed
-      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? strings.errorTitle : strings.offline}</span>${error ? retry : nothing}</div>`
+      ? html`<div part="error" class="banner" role=${error ? 'alert' : 'status'}>${alertIcon}<span>${error ? title : strings.offline}</span>${error ? retry : nothing}</div>`
       : nothing;
     if (!messages.length) {
-      const unread = state.tab === 'unread';
+      const unread = this.tab === 'unread';
       return html`${banner}<div part="empty" class="state">
           <slot name="empty">${inboxIcon}<p>${unread ? strings.emptyUnread : strings.emptyAll}</p>
             <p>${unread ? strings.emptyUnreadHint : strings.emptyAllHint}</p>

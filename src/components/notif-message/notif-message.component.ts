@@ -2,6 +2,7 @@ import { html, nothing, type PropertyDeclarations } from 'lit';
 import type { CtaButton, Message } from '../../api/types.ts';
 import type { InboxStoreApi, MessageActionType } from '../../store/types.ts';
 import { formatDate, localeOf, relativeTime, translationFor } from '../../i18n/localize.ts';
+import type { Translation } from '../../i18n/translation.ts';
 import { NotifElement, emit } from '../../internal/base-element.ts';
 import { checkIcon, closeIcon, mailIcon, userIcon } from '../../internal/icons.ts';
 import type { Theme } from '../../internal/inbox-element.ts';
@@ -43,6 +44,8 @@ const MAX_LABEL_LENGTH = 200;
 const MAX_BUTTONS = 4;
 /** How long opening a message waits, at most, for its read mark to reach the server before the page leaves (ms). */
 const REDIRECT_WAIT = 800;
+/** The messages whose long body is shown whole ("Show more"), by id: a row's element may come to show another message. */
+const expandedBodies = new Set<string>();
 
 /** A string as shown (at most MAX_TEXT_LENGTH characters); anything else is ''. */
 function clip(text: unknown): string {
@@ -66,7 +69,8 @@ function clip(text: unknown): string {
  * @csspart content - Subject, body and actions.
  * @csspart link - The control that opens the message (a link when it has a safe URL).
  * @csspart subject - The subject.
- * @csspart body - The body text.
+ * @csspart body - The body text, cut after three lines; a longer one has "Show more" under it.
+ * @csspart more-button - "Show more" under a body cut short ("Show less" once shown whole).
  * @csspart time - The compact relative time ("2h"); its title is the full date and time.
  * @csspart actions - The CTA buttons.
  * @csspart button - Each CTA button (also `button-primary` / `button-secondary`).
@@ -102,10 +106,28 @@ export class NotifMessage extends NotifElement {
   declare custom: boolean;
   /** BCP 47 locale for the relative time. */
   declare locale: string | undefined;
-  /** Colour scheme: `light`, `dark` or `auto`. */
+  /** Colour scheme: `auto` (the default: follows the system), `light` or `dark`. */
   declare theme: Theme | undefined;
   /** The avatar URL that failed to load (initials instead). */
   #failed?: string;
+  /** The body is longer than its lines (measured as laid out): "Show more". */
+  #long = false;
+  /** The body element measured, and the message it showed then. */
+  #measured?: Element;
+  #measuredId?: string;
+
+  /** Tells each body whether it is longer than its lines, as it is laid out (no layout is forced). */
+  static #bodies = new ResizeObserver((entries) => {
+    for (const { target } of entries) {
+      const message = (target.getRootNode() as ShadowRoot).host as NotifMessage;
+      // A body shown whole stays long (its button says "Show less").
+      const long = target.scrollHeight > target.clientHeight || target.classList.contains('whole');
+      if (long != message.#long) {
+        message.#long = long;
+        message.requestUpdate();
+      }
+    }
+  });
 
   constructor() {
     super();
@@ -140,12 +162,14 @@ export class NotifMessage extends NotifElement {
   // (none runs while no message is connected).
   override connectedCallback() {
     super.connectedCallback();
+    if (this.#measured) NotifMessage.#bodies.observe(this.#measured);
     ticking.add(this);
     if (!clock) clock = setInterval(() => ticking.forEach((message) => message.requestUpdate()), CLOCK_INTERVAL);
   }
 
   override disconnectedCallback() {
     super.disconnectedCallback();
+    if (this.#measured) NotifMessage.#bodies.unobserve(this.#measured);
     ticking.delete(this);
     if (!ticking.size) {
       clearInterval(clock);
@@ -224,7 +248,7 @@ export class NotifMessage extends NotifElement {
               >${link}</a
             >`
           : html`<button part="link" class="link" tabindex=${tab} @click=${this.#onActivate}>${link}</button>`}<slot name="body">${subject && body
-          ? html`<p part="body" class="body">${body}</p>`
+          ? this.#renderBody(body, tab, strings)
           : nothing}</slot><slot name="actions">${!buttons.length
           ? nothing
           : action!.status === 'done'
@@ -249,6 +273,32 @@ export class NotifMessage extends NotifElement {
                 : nothing}<button part="delete-button" class="ghost control delete" aria-label=${strings.delete} title=${strings.delete} tabindex=${tab} @click=${() => this.store!.remove(message._id)}>${closeIcon}</button></span
             >`
           : nothing}</div></div>`;
+  }
+
+  /** The body, cut after its lines; when it is longer, "Show more" (and "Show less"), announced as expanded or not. */
+  #renderBody(body: string, tab: number, strings: Translation) {
+    const id = this.message!._id;
+    const whole = expandedBodies.has(id);
+    return html`<p part="body" id="body" class="body ${whole ? 'whole' : ''}">${body}</p>${this.#long
+      ? html`<button part="more-button" class="more" aria-expanded=${whole} aria-controls="body" tabindex=${tab} @click=${() => {
+          if (whole) expandedBodies.delete(id);
+          else expandedBodies.add(id);
+          this.requestUpdate();
+        }}>${whole ? strings.showLess : strings.showMore}</button>`
+      : nothing}`;
+  }
+
+  protected override updated() {
+    // The body shown is measured as it is laid out, again when its size changes, and when the row
+    // shows another message (observing anew measures at once, whatever the size).
+    const body = this.renderRoot.querySelector('.body');
+    const id = this.message?._id;
+    if (body && (body != this.#measured || id != this.#measuredId)) {
+      if (this.#measured) NotifMessage.#bodies.unobserve(this.#measured);
+      NotifMessage.#bodies.observe(body);
+      this.#measured = body;
+      this.#measuredId = id;
+    }
   }
 
   #onActivate = (event: MouseEvent) => this.#open(this.message!, event);

@@ -29,6 +29,10 @@ export default [
     .subject, .body { display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden; overflow-wrap: anywhere; unicode-bidi: plaintext; }
     .unread .subject { font-weight: 600; }
     .body { -webkit-line-clamp: 3; white-space: pre-line; margin: 0; color: var(--_muted); }
+    .whole { display: block; }
+    /* Above the row's link, as the CTA buttons are. */
+    .more { z-index: 1; align-self: start; color: var(--_accent); font-size: var(--_font-size-small); font-weight: 500; }
+    .more:hover { text-decoration: underline; }
     .aside { display: flex; flex-flow: column; align-items: end; gap: .25rem; }
     time, .result { color: var(--_muted); font-size: var(--_font-size-small); }
     time { white-space: nowrap; unicode-bidi: plaintext; }

@@ -2,18 +2,19 @@ import { html, nothing, type PropertyDeclarations, type TemplateResult } from 'l
 import { Task, TaskStatus, initialState } from '@lit/task';
 import { PreferencesStore, type Channel, type PreferenceChange, type PreferencesState } from '../../store/preferences.ts';
 import type { PreferencesTranslation, Translation } from '../../i18n/translation.ts';
-import { errorHint, localeOf, translationFor } from '../../i18n/localize.ts';
+import { localeOf, translationFor } from '../../i18n/localize.ts';
 import enPreferences from '../../i18n/en-preferences.ts';
 import { emit } from '../../internal/base-element.ts';
-import { InboxElement } from '../../internal/inbox-element.ts';
+import { InboxElement, isRefusal } from '../../internal/inbox-element.ts';
 import { alertIcon } from '../../internal/icons.ts';
 import styles from './notif-preferences.styles.ts';
 
 const CHANNELS: Channel[] = ['in_app', 'email', 'sms', 'chat', 'push'];
 
 /**
- * @summary The subscriber's notification preferences: a global switch, and each workflow's switch
- * and channel switches (critical workflows shown locked: they always deliver). The switches show
+ * @summary The subscriber's notification preferences: a global switch, and each workflow's switch,
+ * with a switch per channel when it delivers on several (critical workflows shown locked: they
+ * always deliver). A subscriber the service has not seen yet has the defaults. The switches show
  * what the service will deliver: everything off, or a workflow off, shows that workflow's channels
  * off and disabled (a workflow's own switch turns it back on); a channel turned off for every
  * workflow shows off, disabled, in each. Each change applies at once and is undone, with
@@ -107,25 +108,31 @@ export class NotifPreferences extends InboxElement {
     const status = this.#loading.status;
     const busy = status === TaskStatus.INITIAL || status === TaskStatus.PENDING;
     const loading = html`<div class="state"><span class="sr-only">${strings.loading}</span><i class="bone"></i><i class="bone"></i></div>`;
-    const body = this.configured
-      ? this.#loading.render({
-          initial: () => loading,
-          pending: () => loading,
-          complete: (preferences) => this.#renderList(preferences.state, strings),
-          error: (error) => this.#renderError(strings, error as Error),
-        })
-      : this.#renderError(strings);
+    // Until the configuration comes, the loading state; if it never does, unavailable.
+    const body =
+      this.unconfigured && !this.inbox
+        ? this.#renderError(strings)
+        : this.#loading.render({
+            initial: () => loading,
+            pending: () => loading,
+            complete: (preferences) => this.#renderList(preferences.state, strings),
+            error: (error) => this.#renderError(strings, error as Error),
+          });
     return html`<section part="base" aria-labelledby="title">
       <header part="header"><slot name="back"></slot><slot name="header"><h2 part="title" id="title">${strings.preferences}</h2></slot></header>
       <div class="body" aria-busy=${busy}>${body}</div>${this.liveRegion()}
     </section>`;
   }
 
-  /** The error state: loading failed (with a retry), or the element is not configured (`error` unset). */
+  /**
+   * The error state: loading failed (with a retry), or unavailable (the service refuses this inbox,
+   * or, `error` unset, the configuration never came).
+   */
   #renderError(strings: Translation & PreferencesTranslation, error?: Error) {
-    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${strings.preferencesError}</p><p>${error ? errorHint(strings, error) : strings.notConfigured}</p>${
-      error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${strings.retry}</button>` : nothing
-    }</div>`;
+    const unavailable = !error || isRefusal(error);
+    return html`<div part="error" class="state" role="alert">${alertIcon}<p>${unavailable ? strings.unavailable : strings.preferencesError}</p>${
+      unavailable ? nothing : html`<p>${strings.errorHint}</p>`
+    }${error ? html`<button part="retry-button" class="outline retry" @click=${() => this.#loading.run()}>${strings.retry}</button>` : nothing}</div>`;
   }
 
   /** A switch: its label (and hint), on or off, and the change it makes. */
@@ -140,7 +147,11 @@ export class NotifPreferences extends InboxElement {
     /></label>`;
   }
 
-  /** The global switch and each workflow's switches. */
+  /**
+   * The global switch (its hint says what critical workflows are) and each workflow's switch: with
+   * one channel, that switch is the channel's too (a second one would say the same); with several,
+   * a switch per channel under it.
+   */
   #renderList({ global, workflows }: PreferencesState, strings: Translation & PreferencesTranslation) {
     return html`<div part="global">${this.#renderSwitch(strings.allNotifications, global!.enabled, (enabled) => ({ enabled }), strings.allNotificationsHint)}</div>
       <ul part="list">${workflows!.map(({ critical, enabled, channels, workflow }) => {
@@ -148,22 +159,34 @@ export class NotifPreferences extends InboxElement {
         // everything or the workflow is off, and no channel turned off for every workflow.
         const live = critical || (global!.enabled && enabled);
         const change = (partial: PreferenceChange) => ({ workflow: workflow.identifier, ...partial });
-        const name = critical
-          ? html`${workflow.name} <span part="locked" class="locked">${strings.alwaysOn}</span>`
-          : this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && strings.workflowOff, !global!.enabled);
+        const offEverywhere = (channel: Channel) => !critical && global!.channels[channel] === false;
+        const shown = CHANNELS.filter((channel) => channel in channels);
+        const only = shown.length == 1 ? shown[0]! : undefined;
+        let name: TemplateResult;
+        if (critical) name = html`${workflow.name} <span part="locked" class="locked">${strings.alwaysOn}</span>`;
+        else if (only) {
+          name = this.#renderSwitch(
+            workflow.name,
+            live && !offEverywhere(only) && channels[only],
+            (on) => change({ enabled: on, channels: { [only]: on } }),
+            offEverywhere(only) && strings.channelOff,
+            !global!.enabled || offEverywhere(only),
+          );
+        } else name = this.#renderSwitch(workflow.name, live, (on) => change({ enabled: on }), !enabled && strings.workflowOff, !global!.enabled);
         // (The first legend's switch stays usable in a disabled fieldset: it turns the workflow back on.)
         return html`<li part="workflow"><fieldset ?disabled=${critical || !live}>
             <legend>${name}</legend>
-            ${CHANNELS.filter((channel) => channel in channels).map((channel) => {
-              const offEverywhere = !critical && global!.channels[channel] === false;
-              return this.#renderSwitch(
-                strings.channels[channel],
-                live && !offEverywhere && channels[channel],
-                (on) => change({ channels: { [channel]: on } }),
-                offEverywhere && strings.channelOff,
-                offEverywhere,
-              );
-            })}
+            ${only
+              ? nothing
+              : shown.map((channel) =>
+                  this.#renderSwitch(
+                    strings.channels[channel],
+                    live && !offEverywhere(channel) && channels[channel],
+                    (on) => change({ channels: { [channel]: on } }),
+                    offEverywhere(channel) && strings.channelOff,
+                    offEverywhere(channel),
+                  ),
+                )}
           </fieldset></li>`;
       })}</ul>`;
   }

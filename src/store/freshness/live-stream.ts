@@ -24,7 +24,7 @@ export const HIDDEN_STREAM_TIME = 60_000;
 const NO_STREAM_STATUSES = [401, 403, 404, 405, 501];
 
 /**
- * What an event of the service's stream carries (its data, JSON; README, "Live: the stream"): its
+ * What an event of the service's stream carries (its data, JSON; docs/service.md, "Live: the stream"): its
  * id, and the unseen count, a new message, or neither (refetch).
  */
 export interface LiveEvent {

@@ -78,10 +78,11 @@ export class Poller {
       const failure = error as NotifApiError;
       if (REFUSED_STATUSES.includes(failure.status)) {
         this.#halted = true;
-        this.#options.context.fail(failure, 'poll', { status: 'error' });
+        this.#options.context.setList(undefined, { status: 'error' });
+        this.#options.context.fail(failure, 'poll');
         return;
       }
-      if (!failure.status) this.#options.context.set({ status: 'offline' });
+      if (!failure.status) this.#options.context.setList(undefined, { status: 'offline' });
       if (failure.status == NOT_FOUND) this.schedule();
       else {
         this.#failures++;
