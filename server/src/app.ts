@@ -11,7 +11,7 @@ import cors from './plugins/cors.ts';
 import database from './plugins/db.ts';
 import errors, { answerClientError, answerFrameworkError } from './plugins/errors.ts';
 import faults from './plugins/faults.ts';
-import idempotency from './plugins/idempotency.ts';
+import idempotency, { type IdempotencyOptions } from './plugins/idempotency.ts';
 import inputGuard from './plugins/input-guard.ts';
 import jsonBody from './plugins/json-body.ts';
 import metrics from './plugins/metrics.ts';
@@ -63,6 +63,8 @@ export interface AppConfig {
   streams?: StreamOptions;
   /** How long a request may hold its idempotency key unanswered before it counts as abandoned (plugins/idempotency.ts). */
   idempotencyInFlightMs?: number;
+  /** The caps on idempotency answers kept, per subscriber and per organization (plugins/idempotency.ts); each has its default. */
+  idempotencyCaps?: Omit<IdempotencyOptions, 'inFlightMs'>;
 }
 
 /** The largest request body: 1 MB. */
@@ -119,7 +121,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(auth);
   if (config.faults) await app.register(faults);
   await app.register(inputGuard);
-  await app.register(idempotency, { inFlightMs: config.idempotencyInFlightMs });
+  await app.register(idempotency, { inFlightMs: config.idempotencyInFlightMs, ...config.idempotencyCaps });
   // Last of the onSend hooks, so the others see the answer as written.
   await app.register(compression);
   await app.register(errors, { logging: Boolean(config.logger) });

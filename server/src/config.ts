@@ -11,14 +11,21 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_LISTEN_HEARTBEAT_MS } from './db/changes.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS } from './db/index.ts';
-import { DEFAULT_RUN_LEASE_MS, DEFAULT_SNOOZE_MIN_MS } from './engine/settings.ts';
+import { DEFAULT_MAX_TRIGGER_BYTES, DEFAULT_RUN_LEASE_MS, DEFAULT_SNOOZE_MIN_MS } from './engine/settings.ts';
 import { DEFAULT_CHANGE_SWEEP_MS, DEFAULT_SCHEDULER_POLL_MS } from './engine/scheduler.ts';
 import { FEED_CACHE_BYTES } from './plugins/answer-cache.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './plugins/connections.ts';
-import { DEFAULT_IN_FLIGHT_MS } from './plugins/idempotency.ts';
+import {
+  DEFAULT_BYTES_PER_ORGANIZATION,
+  DEFAULT_BYTES_PER_SUBSCRIBER,
+  DEFAULT_IN_FLIGHT_MS,
+  DEFAULT_KEYS_PER_ORGANIZATION,
+  DEFAULT_KEYS_PER_SUBSCRIBER,
+} from './plugins/idempotency.ts';
 import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS } from './plugins/pressure.ts';
 import type { RateLimitConfig, RateLimitScope } from './plugins/rate-limit.ts';
-import { DEFAULT_STREAM_HEARTBEAT_MS } from './inbox/stream.ts';
+import { DEFAULT_STREAM_CATCH_UP_BYTES, DEFAULT_STREAM_HEARTBEAT_MS } from './inbox/stream.ts';
+import { DEFAULT_STREAM_EVENT_BYTES } from './inbox/stream-preview.ts';
 import { DEFAULT_MAX_STREAMS, DEFAULT_STREAMS_PER_SUBSCRIBER } from './inbox/stream-slots.ts';
 
 /** A setting's value that cannot be used, or a command line that makes no sense: exit 2 with the usage. */
@@ -250,6 +257,13 @@ export const SETTINGS = {
     default: DEFAULT_RUN_LEASE_MS,
     description: 'how long a process holds the runs it is executing before another may resume them',
   },
+  maxTriggerBytes: {
+    variable: 'NOTIF_MAX_TRIGGER_BYTES',
+    type: bytes,
+    default: DEFAULT_MAX_TRIGGER_BYTES,
+    description:
+      "one trigger's byte budget: the bytes of its payload and overrides (as JSON) x its recipients x its workflow's steps; past it the trigger is refused with 422 naming this setting, and nothing is written",
+  },
   log: { flag: 'log', type: onOff, default: false, description: `JSON logs on stdout (level ${DEFAULT_LOG_LEVEL}), one line per request with its id; never a header, an API key or a body` },
   logLevel: { variable: 'NOTIF_LOG_LEVEL', type: oneOf(LOG_LEVELS, 'LEVEL'), defaultText: 'off (--log: info)', description: 'JSON logs on stdout at this level' },
   metricsToken: {
@@ -330,6 +344,46 @@ export const SETTINGS = {
     type: milliseconds,
     default: DEFAULT_STREAM_HEARTBEAT_MS,
     description: 'how often an idle stream sends a comment line, so proxies and load balancers keep it open',
+  },
+  streamEventBytes: {
+    variable: 'NOTIF_STREAM_EVENT_BYTES',
+    type: bytes,
+    default: DEFAULT_STREAM_EVENT_BYTES,
+    description:
+      'the most one stream event takes: a message\'s event is a preview (the fields the elements show, no embedded subscriber or template), its payload and texts left out or cut to fit, and then marked `"preview": true` (the client reads the message for the rest)',
+  },
+  streamCatchUpBytes: {
+    variable: 'NOTIF_STREAM_CATCH_UP_BYTES',
+    type: bytes,
+    default: DEFAULT_STREAM_CATCH_UP_BYTES,
+    description:
+      'the most a stream tells at once of messages it has not told yet (a reconnect with Last-Event-ID, or many messages committed together); past it the stream tells `refetch` instead, and the client reads its first page (one message alone is always told)',
+  },
+  idempotencyKeysPerSubscriber: {
+    variable: 'NOTIF_IDEMPOTENCY_KEYS_PER_SUBSCRIBER',
+    type: count,
+    default: DEFAULT_KEYS_PER_SUBSCRIBER,
+    description:
+      'idempotency answers kept for the requests that name one subscriber (the inbox routes, as the proxy sends them); past it the oldest are evicted, and a retry of an evicted key runs the request again',
+  },
+  idempotencyBytesPerSubscriber: {
+    variable: 'NOTIF_IDEMPOTENCY_BYTES_PER_SUBSCRIBER',
+    type: bytes,
+    default: DEFAULT_BYTES_PER_SUBSCRIBER,
+    description: 'bytes of idempotency answers (before sealing) kept for one subscriber; past it the oldest are evicted',
+  },
+  idempotencyKeysPerOrganization: {
+    variable: 'NOTIF_IDEMPOTENCY_KEYS_PER_ORGANIZATION',
+    type: count,
+    default: DEFAULT_KEYS_PER_ORGANIZATION,
+    description:
+      'idempotency answers kept for one organization, all its environments and subscribers together; past it the oldest are evicted (each process checks after storing a hundredth of the cap)',
+  },
+  idempotencyBytesPerOrganization: {
+    variable: 'NOTIF_IDEMPOTENCY_BYTES_PER_ORGANIZATION',
+    type: bytes,
+    default: DEFAULT_BYTES_PER_ORGANIZATION,
+    description: 'bytes of idempotency answers (before sealing) kept for one organization; past it the oldest are evicted',
   },
   pgPoolSize: { variable: 'NOTIF_PG_POOL_SIZE', type: count, default: DEFAULT_POOL_SIZE, description: 'PostgreSQL: connections per process' },
   pgPrepared: {

@@ -12,6 +12,12 @@ export function entityTag(text: string | string[]): string {
   return `"${hash.digest('base64url').slice(0, TAG_LENGTH)}"`;
 }
 
+/** As entityTag, for a large text: hashed on the thread pool (Web Crypto), not on the event loop. */
+export async function entityTagInPool(bytes: Buffer): Promise<string> {
+  const digest = Buffer.from(await crypto.subtle.digest('SHA-256', bytes));
+  return `"${digest.toString('base64url').slice(0, TAG_LENGTH)}"`;
+}
+
 /**
  * True when `If-None-Match` names the answer: by the weak comparison RFC 9110 asks for, and
  * ignoring the encoding's suffix (the same text in another encoding is as current).

@@ -45,7 +45,13 @@ async function main(argv: string[]) {
   }
   const [command = 'serve', subcommand] = config.command;
   // Every command may run the engine (seed triggers workflows): its settings first.
-  configureEngine({ runLeaseMs: config.runLeaseMs, crashPoints: config.crashAt, allowPrivateWebhooks: config.allowPrivateWebhooks, snoozeMinMs: config.snoozeMinMs });
+  configureEngine({
+    runLeaseMs: config.runLeaseMs,
+    crashPoints: config.crashAt,
+    allowPrivateWebhooks: config.allowPrivateWebhooks,
+    maxTriggerBytes: config.maxTriggerBytes,
+    snoozeMinMs: config.snoozeMinMs,
+  });
 
   if (command === 'keys') return createKey(config, subcommand);
   if (command === 'seed') return seed(config);
@@ -121,8 +127,16 @@ async function serve(config: Config) {
       perSubscriber: config.streamsPerSubscriber,
       perEnvironment: config.streamsPerEnvironment,
       heartbeatMs: config.streamHeartbeatMs,
+      eventBytes: config.streamEventBytes,
+      catchUpBytes: config.streamCatchUpBytes,
     },
     idempotencyInFlightMs: config.idempotencyInFlightMs,
+    idempotencyCaps: {
+      keysPerSubscriber: config.idempotencyKeysPerSubscriber,
+      bytesPerSubscriber: config.idempotencyBytesPerSubscriber,
+      keysPerOrganization: config.idempotencyKeysPerOrganization,
+      bytesPerOrganization: config.idempotencyBytesPerOrganization,
+    },
   });
   const address = await app.listen({ port: config.port, host: config.host });
   console.log(`listening on ${address.replace('[::1]', 'localhost')}`);

@@ -14,6 +14,9 @@ const NOT_FOUND = 404;
  */
 export const FEED_FIELDS = '_id,subject,content,createdAt,read,seen,avatar,cta,templateIdentifier,transactionId,payload';
 
+/** How many of the newest messages are read to find one a stream event told of in a preview (others may have come just after it). */
+const NEWEST_MESSAGES = 10;
+
 /** 1 when `x` sorts after `y` in descending order, -1 when before, 0 when equal. */
 function descending(x: string, y: string): number {
   if (x > y) return -1;
@@ -116,6 +119,26 @@ export class FeedPages {
   countChanged(firstCount: boolean, quiet: boolean): void {
     if (!firstCount) this.#stale = true;
     if (!quiet && this.#stale && this.open && this.#list.loaded) void this.fetchFirst();
+  }
+
+  /**
+   * A new message whole, as the feed gives it, for a stream event that carried only a preview of it
+   * (the service cuts large ones): from the first page an open feed is refetching, or else from the
+   * newest few messages of every feed. Undefined when neither holds it (or the request fails).
+   */
+  async newMessage(messageId: string): Promise<Message | undefined> {
+    const { context } = this.#options;
+    if (this.open) {
+      await this.#first;
+      const found = this.#list.messages.find((message) => message._id === messageId);
+      if (found) return found;
+    }
+    try {
+      const response = await context.call<FeedResponse>('notifications/feed', { query: { page: 0, limit: NEWEST_MESSAGES, fields: FEED_FIELDS } });
+      return response.data?.find((message) => message._id === messageId);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Refetches the first page; resolves when the latest such request is answered. */

@@ -5,6 +5,7 @@
 // The stream's code is a file of its own, loaded once the service turns out to have a stream to
 // offer (after the first count) or another tab relays one: polling alone never loads it.
 // It never touches elements: only document.visibilityState and window events.
+import type { Message } from '../api/types.ts';
 import { channelName, pageSizeOf, pollIntervalOf, serviceCaller } from './config.ts';
 import { INITIAL_STATE, TABS, isAbort, type MessageChange, type StoreContext } from './context.ts';
 import { FeedPages } from './feed-pages.ts';
@@ -276,15 +277,21 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   /** An event of the stream (its data, parsed), in every tab. */
-  #onLive({ count, message }: LiveEvent) {
+  #onLive({ count, message, preview }: LiveEvent) {
     // A count; else a new message or a refetch: the first page is stale even when the count says
     // nothing (a mark-all-seen made meanwhile, as an open bell's own, leaves it where it was).
     if (count != null) this.#countChanged(count);
     else this.#refetch();
-    // Every new message of the subscriber, once per browser (whatever feeds show it).
-    if (message) {
-      this.#tabs.tellOnce(message._id, this.#hidden, () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
-    }
+    // Every new message of the subscriber, once per browser (whatever feeds show it); whole, when
+    // the event carried only a preview of it.
+    if (message) this.#tabs.tellOnce(message._id, this.#hidden, () => void this.#received(message, preview === true));
+  }
+
+  /** Fires `message-received` for a new message: read whole first when `preview` (the preview when it cannot be). */
+  async #received(message: Message, preview: boolean) {
+    // (The All tab's list holds every message the Unread tab's does.)
+    const whole = preview ? ((await this.#feeds.all.newMessage(message._id)) ?? message) : message;
+    this.dispatchEvent(new CustomEvent('message-received', { detail: { message: whole } }));
   }
 
   // ---- the feed ----

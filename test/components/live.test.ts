@@ -2,7 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
-import type { InboxStoreApi, NotifBell, NotifFeed } from '../../src/index.ts';
+import type { InboxStoreApi, Message, NotifBell, NotifFeed } from '../../src/index.ts';
 import { BellHarness, FeedHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
 import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
@@ -87,6 +87,24 @@ describe('live: the stream', () => {
     expect(pages() - before, 'first-page requests for the arrival').to.equal(1);
     expect(requests.filter((u) => u.includes('/notifications/unseen')).length, 'count requests').to.be.at.most(1);
     expect(requests.filter((u) => u.includes('/notifications/stream')).length, 'one stream').to.equal(1);
+  });
+
+  it('notif-message-received carries a long message whole, though the stream told only a preview of it', async () => {
+    const sub = await uniqueSubscriber();
+    const { baseUrl, apiKey } = await testServer();
+    const received: Message[] = [];
+    await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} poll-interval=${NO_POLL} no-auto-seen
+      @notif-message-received=${(e: CustomEvent) => received.push(e.detail.message)}></notif-bell>`);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream to open');
+    // A subject and body of 20,000 characters each: past what one stream event holds (16 KB by
+    // default), so the event carries a cut preview and the store reads the message whole.
+    const title = 'Long subject. '.repeat(1500).slice(0, 20_000);
+    const body = 'Long body. '.repeat(2000).slice(0, 20_000);
+    await trigger(workflowId, sub, { title, body });
+    await waitFor(() => received.length === 1, 'notif-message-received', LIVE_WAIT);
+    expect(received[0]!.subject).to.equal(title);
+    expect(received[0]!.content).to.deep.equal([{ type: 'text', content: body }]);
+    expect(received[0]!.payload).to.deep.equal({ title, body });
   });
 
   it('a message that arrives between the first page and the first count shows in the open feed, with no poll', async () => {

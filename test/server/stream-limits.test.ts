@@ -8,7 +8,8 @@ import { openStream, type Stream } from './stream-fixtures.ts';
 
 // The stream's limits and hardening (server/src/inbox/stream-slots.ts, inbox/stream.ts): U+2028/U+2029 escaped in its
 // JSON, no HEAD, a cap per subscriber (the newest ends the oldest) and per process (503 with
-// Retry-After), and a stream whose client does not read ended before it buffers much.
+// Retry-After), and a stream whose client does not read ended once an event has waited
+// SLOW_READER_MS for it (events are written one at a time, so the service buffers one at most).
 
 const path = (s: string) => `/v1/subscribers/${encodeURIComponent(s)}`;
 
@@ -27,7 +28,11 @@ describe('stream limits', { timeout: 60_000 }, () => {
   };
 
   before(async () => {
-    server = await new TestServer({ NOTIF_STREAMS_PER_SUBSCRIBER: '3', NOTIF_MAX_STREAMS: '5' }).start(['--no-seed', '--faults']);
+    // Events as large as the messages (their previews whole), and catch-ups of many of them told
+    // as they are (not as one refetch), so a client that does not read fills the sockets' buffers
+    // within a few messages.
+    const wholeEvents = { NOTIF_STREAM_EVENT_BYTES: String(1024 * 1024), NOTIF_STREAM_CATCH_UP_BYTES: String(64 * 1024 * 1024) };
+    server = await new TestServer({ NOTIF_STREAMS_PER_SUBSCRIBER: '3', NOTIF_MAX_STREAMS: '5', ...wholeEvents }).start(['--no-seed', '--faults']);
     await inAppWorkflow(server, 'limits', { subject: '{{payload.title}}', body: '{{payload.body}}' });
   });
   afterEach(closeAll);
@@ -87,7 +92,7 @@ describe('stream limits', { timeout: 60_000 }, () => {
     await later.next((e) => e.event === 'unseen', 'the count');
   });
 
-  it('ends a stream whose client does not read once about 1 MB waits to be sent', async () => {
+  it('ends a stream whose client does not read once an event has waited for it (SLOW_READER_MS)', async () => {
     await ensureSubscriber(server, 'lim-slow');
     const url = new URL(server.url);
     const socket = connect(Number(url.port), url.hostname);
@@ -101,7 +106,7 @@ describe('stream limits', { timeout: 60_000 }, () => {
     try {
       for (; sent < 80 && (await streams()).open === 1; sent++) await triggerEvent(server, { name: 'limits', to: 'lim-slow', payload: { title: `t${sent}`, body } });
       // Each message takes about 400 KB on the wire (its body and its payload); the socket buffers
-      // of both ends hold a few MB at most before the service's own buffer grows.
+      // of both ends hold a few MB at most before an event waits in the service's buffer.
       await waitFor('the stream ended', async () => ((await streams()).open === 0 ? true : undefined));
       assert.ok(sent < 80, `ended after ${sent} messages`);
       console.log(`ended after ${sent} messages`);

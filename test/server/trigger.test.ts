@@ -217,7 +217,9 @@ describe('POST /v1/events/trigger', () => {
       const n = notifications[0];
       assert.equal(n.id, messages[0]._notificationId);
       assert.deepEqual(JSON.parse(n.channels), ['in_app']);
-      assert.deepEqual(JSON.parse(n.payload), { a: 1 });
+      // The payload is stored once for the trigger; the notification and its jobs refer to it.
+      const stored = sqlite.prepare('select payload from payloads where id = ?').get(n.payload_id) as { payload: string };
+      assert.deepEqual(JSON.parse(stored.payload), { a: 1 });
       assert.deepEqual(JSON.parse(n.tags), ['t1']);
       const jobs = sqlite.prepare('select * from jobs where notification_id = ? order by step_index').all(n.id) as any[];
       assert.deepEqual(jobs.map((j) => [j.step_index, j.type, j.status]), [[0, 'in_app', 'completed'], [1, 'delay', 'delayed'], [2, 'in_app', 'pending']]);
@@ -233,6 +235,7 @@ describe('POST /v1/events/trigger', () => {
       assert.deepEqual(JSON.parse(jobs[1].execution_details).map((d: any) => d.status), ['Pending']);
       assert.equal(JSON.parse(jobs[0].step)._id, messages[0]._messageTemplateId);
       for (const j of jobs) assert.equal(j.transaction_id, t.transactionId);
+      for (const j of jobs) assert.equal(j.payload_id, n.payload_id);
     } finally {
       sqlite.close();
     }

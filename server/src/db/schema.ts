@@ -121,6 +121,8 @@ export interface NotificationTable {
   context_keys: string;
   created_at: string;
   updated_at: string;
+  /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
+  payload_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface JobTable {
@@ -139,6 +141,8 @@ export interface JobTable {
   status: string;
   payload: string;
   overrides: string;
+  /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
+  payload_id: ColumnType<string | null, string | null | undefined, string | null>;
   digest: string | null;
   execution_details: string;
   provider_id: string | null;
@@ -205,6 +209,8 @@ export interface MessageTable {
   tags: ColumnType<string, string | undefined, string>;
   /** JSON object: the in-app step's `data` control, rendered; null when it has none. */
   data: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
+  payload_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** The wake-up of a snoozed message: one per message, claimed by a scheduler like a due job (engine/snooze.ts). */
@@ -220,6 +226,19 @@ export interface MessageWakeTable {
   created_at: string;
 }
 
+/** A trigger's payload and overrides, stored once for all its notifications, jobs and messages (migration 0013). */
+export interface PayloadTable {
+  id: string;
+  environment_id: string;
+  organization_id: string;
+  transaction_id: string | null;
+  payload: string;
+  overrides: string;
+  /** The payload's and overrides' bytes together. */
+  bytes: number;
+  created_at: string;
+}
+
 export interface IdempotencyTable {
   organization_id: string;
   key: string;
@@ -229,6 +248,10 @@ export interface IdempotencyTable {
   status_code: number | null;
   body: string | null;
   created_at: number;
+  /** Whose request it was: `environmentId subscriberId` (the route's subscriber), or null (none named). */
+  subscriber_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The answer's size before sealing, in bytes. */
+  bytes: ColumnType<number, number | undefined, number>;
 }
 
 /** One preference of a subscriber: `workflow_id` '' is global; `setting` is 'enabled' or a channel. */
@@ -256,6 +279,7 @@ export interface Database {
   jobs: JobTable;
   messages: MessageTable;
   idempotency_keys: IdempotencyTable;
+  payloads: PayloadTable;
   preferences: PreferenceTable;
   message_wakes: MessageWakeTable;
   /** SQLite only: kept by triggers (migration 0007), read by inbox/feed.ts. */

@@ -1,3 +1,4 @@
+import { STORED_APART } from '../db/payloads.ts';
 import type { Insertable } from 'kysely';
 import type { MessageTable } from '../db/schema.ts';
 import { newId } from '../ids.ts';
@@ -107,9 +108,11 @@ export function messageRow(
     status: 'sent',
     error_id: null,
     error_text: null,
-    // The first trigger's payload, after a digest too (its events stay on the digest job).
-    payload: job.payload,
-    overrides: job.overrides,
+    // The first trigger's payload, after a digest too (its events stay on the digest job): a
+    // reference to it when it is stored apart (db/payloads.ts).
+    payload: job.payload_id ? STORED_APART : job.payload,
+    overrides: job.payload_id ? STORED_APART : job.overrides,
+    payload_id: job.payload_id ?? null,
     context_keys: '[]',
     provider_id: null,
     email: null,

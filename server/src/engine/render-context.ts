@@ -18,6 +18,22 @@ export function subscriberVariables(row: SubscriberRow): Record<string, unknown>
   };
 }
 
+/** The payload parsed last, by the id it is stored under (db/payloads.ts). */
+let lastParsed: { id: string; text: string; payload: Record<string, unknown> } | undefined;
+
+/**
+ * A job's payload, parsed: once per trigger, not once per job (a trigger's jobs share one stored
+ * payload, and a large one to many recipients through many steps would be parsed that many times).
+ * Rendering only reads it.
+ */
+function payloadOf(job: JobRow): Record<string, unknown> {
+  if (!job.payload_id) return parseJson<Record<string, unknown>>(job.payload, {});
+  if (lastParsed?.id === job.payload_id && lastParsed.text === job.payload) return lastParsed.payload;
+  const payload = parseJson<Record<string, unknown>>(job.payload, {});
+  lastParsed = { id: job.payload_id, text: job.payload, payload };
+  return payload;
+}
+
 /**
  * What a step's templates can read: `{{payload.x}}`, `{{subscriber.x}}`, and after a digest step
  * (Novu's names) `{{step.events}}` (the digested payloads, first trigger first),
@@ -26,7 +42,7 @@ export function subscriberVariables(row: SubscriberRow): Record<string, unknown>
  * `{{step.events.0.name}}` reads one event's field.
  */
 export function renderContextFor(job: JobRow, ctx: RunContext): RenderContext {
-  const payload = parseJson<Record<string, unknown>>(job.payload, {});
+  const payload = payloadOf(job);
   const render: RenderContext & { step?: Record<string, unknown> } = { payload, subscriber: subscriberVariables(ctx.subscriber) };
   if (ctx.digest) {
     const events = ctx.digest.events;

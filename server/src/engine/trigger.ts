@@ -8,6 +8,8 @@ import { bool, parseJson, toJson } from '../json.ts';
 import { missingPayloadVariables } from '../render.ts';
 import { CHANNELS } from '../schemas.ts';
 import { crashPoint, leaseMs, processWorker, yieldToLoop } from './lease.ts';
+import { engineSettings } from './settings.ts';
+import { STORED_APART } from '../db/payloads.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
 import { executionDetail } from './jobs.ts';
@@ -73,13 +75,28 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   }
   const transactionId = input.transactionId ?? randomUUID();
   const recipients = normalizeRecipients(input.to);
+  checkBudget(input, recipients.length, parseJson<StoredStep[]>(workflow.steps, []).length);
 
-  const shared = sharedBy(workflow, input);
+  const shared = sharedBy(workflow, input, newId(now.getTime()));
   const planned = await inTransaction(store, async (trx) => {
     const subscribers = await resolveRecipients(trx, tenant, recipients, now);
+    // The payload once for every run; its rows refer to it (the jobs here keep it, to run their steps).
+    await trx.kysely
+      .insertInto('payloads')
+      .values({
+        id: shared.payloadId,
+        environment_id: tenant.environmentId,
+        organization_id: tenant.organizationId,
+        transaction_id: transactionId,
+        payload: shared.payload,
+        overrides: shared.overrides,
+        bytes: Buffer.byteLength(shared.payload) + Buffer.byteLength(shared.overrides),
+        created_at: now.toISOString(),
+      })
+      .execute();
     const runs = subscribers.map((subscriber, i) => planRun(tenant, workflow, subscriber, recipients[i]!, shared, transactionId, now));
-    await insertChunked(trx, 'notifications', runs.map((r) => r.notification));
-    await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs));
+    await insertChunked(trx, 'notifications', runs.map((r) => ({ ...r.notification, payload: STORED_APART })));
+    await insertChunked(trx, 'jobs', runs.flatMap((r) => r.jobs.map((job) => ({ ...job, payload: STORED_APART, overrides: STORED_APART }))));
     await options.onRecorded?.(trx, transactionId);
     return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
   });
@@ -101,6 +118,23 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
   return { transactionId, runs, missingVariables: [...new Set(shared.missing.flat())] };
 }
 
+/**
+ * Refuses (422) a trigger whose payload and overrides, times its recipients, times its workflow's
+ * steps, pass the byte budget (NOTIF_MAX_TRIGGER_BYTES): what the service would write and render
+ * for it grows with each, and one trigger must not hold the service for everyone else.
+ */
+function checkBudget(input: TriggerInput, recipients: number, steps: number) {
+  const budget = engineSettings().maxTriggerBytes;
+  const bytes = Buffer.byteLength(toJson(input.payload ?? {})) + Buffer.byteLength(toJson(input.overrides ?? {}));
+  const total = bytes * recipients * Math.max(1, steps);
+  if (total <= budget) return;
+  const format = (value: number) => value.toLocaleString('en-US');
+  throw unprocessable(
+    `payload of ${format(bytes)} bytes x ${recipients} recipients x ${steps} steps = ${format(total)} bytes is past the trigger budget (NOTIF_MAX_TRIGGER_BYTES, ${format(budget)} bytes)`,
+    { payload: { messages: [`payload and overrides x recipients x steps must be at most ${format(budget)} bytes (NOTIF_MAX_TRIGGER_BYTES)`], value: `${format(bytes)} bytes` } },
+  );
+}
+
 /** What every run of a trigger shares: parsed or serialized once per trigger, not once per run. */
 interface Shared {
   steps: StoredStep[];
@@ -110,9 +144,11 @@ interface Shared {
   overrides: string;
   /** By step: the payload variables it uses that the trigger did not send. */
   missing: string[][];
+  /** Where the payload and overrides are stored, once (db/payloads.ts). */
+  payloadId: string;
 }
 
-function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
+function sharedBy(workflow: WorkflowRow, input: TriggerInput, payloadId: string): Shared {
   const steps = parseJson<StoredStep[]>(workflow.steps, []);
   const payload = input.payload ?? {};
   return {
@@ -122,6 +158,7 @@ function sharedBy(workflow: WorkflowRow, input: TriggerInput): Shared {
     payload: toJson(payload),
     overrides: toJson(input.overrides ?? {}),
     missing: steps.map((step) => missingPayloadVariables(step.controlValues, payload)),
+    payloadId,
   };
 }
 
@@ -138,7 +175,7 @@ export function planRun(
   workflow: WorkflowRow,
   subscriber: SubscriberRow,
   recipient: RecipientInput,
-  { steps, stepJson, channels, payload, overrides, missing }: Shared,
+  { steps, stepJson, channels, payload, overrides, missing, payloadId }: Shared,
   transactionId: string,
   now: Date,
 ) {
@@ -164,6 +201,7 @@ export function planRun(
     context_keys: '[]',
     created_at: iso,
     updated_at: iso,
+    payload_id: payloadId,
   } satisfies Insertable<NotificationTable>;
   const jobs = steps.map(
     (step, index) =>
@@ -182,6 +220,7 @@ export function planRun(
         status: 'pending',
         payload,
         overrides,
+        payload_id: payloadId,
         digest:
           step.type === 'digest'
             ? toJson({

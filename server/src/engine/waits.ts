@@ -1,3 +1,4 @@
+import { withPayloads } from '../db/payloads.ts';
 import { sql } from 'kysely';
 import { parseJson, toJson } from '../json.ts';
 import { UNIT_MS, type DelayControls, type DigestControls, type TimeUnit } from './controls.ts';
@@ -80,7 +81,7 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
       const group = [job.environment_id, job.template_id, step._id, job.subscriber_id, value].join('\u001f'); // not NUL: PostgreSQL text cannot hold it
       await sql`select pg_advisory_xact_lock(hashtextextended(${group}, 0))`.execute(trx.kysely);
     }
-    const open = await trx.kysely
+    const open = await withPayloads(trx, await trx.kysely
       .selectFrom('jobs')
       .selectAll()
       .where('subscriber_id', '=', job.subscriber_id)
@@ -91,7 +92,7 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
       .where('run_at', '>', nowMs)
       .where('id', '!=', job.id)
       .orderBy('run_at')
-      .execute();
+      .execute());
     const first = open.find(
       (candidate) => storedStep(candidate)._id === step._id && digestValue(parseJson<Record<string, unknown>>(candidate.payload, {}), controls.digestKey) === value,
     );

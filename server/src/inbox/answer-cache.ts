@@ -1,5 +1,5 @@
-import { encode, THRESHOLD } from '../encoding.ts';
-import { entityTag } from '../etag.ts';
+import { encode, encodeInPool, POOL_THRESHOLD, THRESHOLD } from '../encoding.ts';
+import { entityTag, entityTagInPool } from '../etag.ts';
 
 // The feed's answers, kept as sent (compressed) and served again while the subscriber's inbox has
 // not changed. An entry's key holds the inbox's version, read from the database on every request
@@ -200,6 +200,21 @@ export function makeAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined)
   const layout = parts.map((text, index) => (isEmbedded(index) ? { text, bytes: exact(text), answers: 0 } : Buffer.byteLength(text)));
   const own = parts.filter((_, index) => !isEmbedded(index)).join('');
   return { own: exact(own), layout, length, etag: `"${tag}"` };
+}
+
+/**
+ * As makeAnswer, a large compressed one (POOL_THRESHOLD bytes and more) compressed on the thread
+ * pool, so a page of large messages does not hold the event loop while it is compressed.
+ */
+export async function buildAnswer(parts: string[], encoding: 'br' | 'gzip' | undefined): Promise<Answer> {
+  let length = 0;
+  for (const part of parts) length += Buffer.byteLength(part);
+  if (!encoding || length < POOL_THRESHOLD) return makeAnswer(parts, encoding);
+  // Hashed and compressed on the thread pool (the same tag as entityTag of the parts).
+  const text = Buffer.from(parts.join(''));
+  const [tag, compressed] = await Promise.all([entityTagInPool(text), encodeInPool(text, encoding, length)]);
+  const body = exact(compressed);
+  return { body, length: body.length, encoding, etag: `"${tag.slice(1, -1)}-${encoding}"` };
 }
 
 /**

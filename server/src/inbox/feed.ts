@@ -1,10 +1,11 @@
 import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
+import { withPayloads } from '../db/payloads.ts';
 import type { Db } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
 import { keptCounts, read, readMany, type InboxCounts, type UnseenCounter } from '../db/read.ts';
 import type { MessageRow } from '../db/rows.ts';
 import { RawJson, rawJson } from '../json.ts';
-import { makeAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
+import { buildAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
 import { loadEmbeds } from './embeds.ts';
 import { feedIdentifiers } from './messages.ts';
 import { VISIBLE } from './family-filter.ts';
@@ -35,17 +36,29 @@ export interface FeedQuery {
  * use ("cached plan must not change result type") once a column is added to messages, as a
  * process of the next version does when it migrates at start while this one still serves.
  */
-const EVERY_COLUMN = columnList(Object.values(MESSAGE_COLUMNS));
+const EVERY_COLUMN = columnList([...Object.values(MESSAGE_COLUMNS), 'payload_id']);
+/** A page whose messages' payloads and contents hold this many characters is put together in steps. */
+const LARGE_PAGE_CHARACTERS = 256 * 1024;
+const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** The fields whose column may be stored apart, once per trigger (db/payloads.ts): read with the reference. */
+const STORED_APART_FIELDS = ['payload', 'overrides'];
 
 /** The select list of `columns`, `id` first, each once, quoted. */
 function columnList(columns: Iterable<string>): string {
   return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
 }
 
-/** The projection's field names, or undefined for the whole Message (no `fields`, or nothing named). */
+/**
+ * The projection's field names, or undefined for the whole Message (no `fields`, or nothing named).
+ * Only the Message's own fields, in its order, whatever the order or the other names given: one
+ * projection is one answer (and one entry of the answer cache), so made-up names cannot fill the
+ * cache and evict other subscribers' pages.
+ */
 export function projection(value: string[] | undefined): Set<string> | undefined {
   const names = value?.flatMap((item) => item.split(',')).map((name) => name.trim()).filter(Boolean);
-  return names?.length ? new Set(['_id', ...names]) : undefined;
+  if (!names?.length) return undefined;
+  const named = new Set(names);
+  return new Set(['_id', ...Object.keys(MESSAGE_COLUMNS).filter((name) => named.has(name))]);
 }
 
 /**
@@ -241,18 +254,29 @@ export class Feed {
     // With a projection, only the columns of the named fields (a page's rows are most of its cost).
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
-    const columns = fields ? columnList([...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : []))) : EVERY_COLUMN;
-    const rows = await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape);
+    const columns = fields
+      ? columnList([
+          ...[...fields].flatMap((field) => (Object.hasOwn(MESSAGE_COLUMNS, field) ? MESSAGE_COLUMNS[field]! : [])),
+          ...(STORED_APART_FIELDS.some((field) => fields.has(field)) ? ['payload_id'] : []),
+        ])
+      : EVERY_COLUMN;
+    const rows = await withPayloads(db, await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape));
     const totalCount = await this.#totalCount(internalId, query, rows.length, offset, () =>
       read<{ count: number | string }>(db, `select count(*) as "count" ${where}`, params, !feeds && !filter),
     );
+    // A page of large messages is put together in steps, the event loop serving other requests between them.
+    const large = rows.reduce((sum, row) => sum + (row.payload?.length ?? 0) + (row.content?.length ?? 0), 0) >= LARGE_PAGE_CHARACTERS;
+    if (large) await turnOfTheLoop();
     const embedTemplate = !fields || fields.has('template');
     const views =
       embedSubscriber || embedTemplate
         ? await loadEmbeds<RawJson>(db, rows, subscriber, rawJson)
         : rows.map((row) => messageView<RawJson>(row, undefined, undefined, rawJson));
     const rest = { totalCount, hasMore: offset + rows.length < totalCount, pageSize: query.limit, page: query.page };
-    const answer = makeAnswer(feedParts(views, fields, rest), encoding);
+    if (large) await turnOfTheLoop();
+    const parts = feedParts(views, fields, rest);
+    if (large) await turnOfTheLoop();
+    const answer = await buildAnswer(parts, encoding);
     if (cache && key) cache.set(tenant.environmentId, key, answer);
     return answer;
   }

@@ -1,10 +1,11 @@
-import type { UpdateQueryBuilder, UpdateResult } from 'kysely';
+import type { Kysely, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Db } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
 import type { Database } from '../db/schema.ts';
 import { fieldProblem, notFound } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
+import { withPayloads } from '../db/payloads.ts';
 import { loadEmbeds } from './embeds.ts';
 import { findSubscriber } from './subscribers.ts';
 
@@ -65,22 +66,32 @@ export function feedIdentifiers(value: string | string[] | undefined): string[] 
   return [...new Set(list)];
 }
 
-/** Tells the subscriber's (internal id) open streams that its count may have changed. */
-const changed = (db: Db, subscriberId: string) => db.changes.publish(db.kysely, { subscriberId });
+/**
+ * Runs `write` in a transaction and tells the open streams of the subscribers it names (internal
+ * ids) that their inbox changed, inside it: on PostgreSQL the notification then leaves at the
+ * commit, or never, so a process killed between the write and the notification cannot leave
+ * another process's stream telling a count that is no longer true.
+ */
+async function writeAndTell<T>(db: Db, write: (kysely: Kysely<Database>) => Promise<{ result: T; changed: string[] }>): Promise<T> {
+  return db.kysely.transaction().execute(async (trx) => {
+    const { result, changed } = await write(trx);
+    if (changed.length > 0) await db.changes.publish(trx, changed.map((subscriberId) => ({ subscriberId })));
+    return result;
+  });
+}
 
 /** Marks every in-app message of the subscriber (of the given feeds only, when given); how many changed. */
 export async function markAll(db: Db, tenant: Tenant, subscriberId: string, markAs: MarkAs, feedIdentifier?: string | string[]): Promise<number> {
   const subscriber = await findSubscriber(db, tenant, subscriberId);
   const feeds = feedIdentifiers(feedIdentifier);
-  let update = db.kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('channel', '=', 'in_app');
-  if (feeds) {
-    if (feeds.length === 0) return 0;
-    update = update.where('feed_identifier', 'in', feeds);
-  }
-  const result = await applyMark(update, markAs, nowIso()).executeTakeFirst();
-  const count = Number(result.numUpdatedRows);
-  if (count > 0) await changed(db, subscriber.id);
-  return count;
+  if (feeds && feeds.length === 0) return 0;
+  return writeAndTell(db, async (kysely) => {
+    let update = kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('channel', '=', 'in_app');
+    if (feeds) update = update.where('feed_identifier', 'in', feeds);
+    const result = await applyMark(update, markAs, nowIso()).executeTakeFirst();
+    const count = Number(result.numUpdatedRows);
+    return { result: count, changed: count > 0 ? [subscriber.id] : [] };
+  });
 }
 
 /**
@@ -95,10 +106,12 @@ export async function markMessages(db: Db, tenant: Tenant, subscriberId: string,
   const known = new Set(found.map((row) => row.id));
   const unknown = ids.find((id) => !known.has(id));
   if (unknown !== undefined) throw notFound('Message', unknown);
-  const update = k.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids);
-  await applyMark(update, markAs, nowIso()).execute();
-  await changed(db, subscriber.id);
-  const rows = await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute();
+  await writeAndTell(db, async (kysely) => {
+    const update = kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids);
+    await applyMark(update, markAs, nowIso()).execute();
+    return { result: undefined, changed: [subscriber.id] };
+  });
+  const rows = await withPayloads(db, await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute());
   const byId = new Map(rows.map((row) => [row.id, row]));
   // (A message deleted since the check, by a request that came in between, is gone: left out.)
   return loadEmbeds(db, ids.flatMap((id) => byId.get(id) ?? []), subscriber);
@@ -122,14 +135,18 @@ export async function setActionStatus(db: Db, tenant: Tenant, subscriberId: stri
   const subscriber = await findSubscriber(db, tenant, subscriberId);
   const row = await k.selectFrom('messages').selectAll().where('id', '=', messageId).where('subscriber_id', '=', subscriber.id).executeTakeFirst();
   if (!row) throw notFound('Message', messageId);
+  await withPayloads(db, [row]);
   const cta = parseJson<Record<string, unknown>>(row.cta, {});
   const current = (cta.action ?? { buttons: [] }) as Record<string, unknown>;
   cta.action = { ...current, status: action.status, result: { type: action.type, payload } };
   const updatedAt = nowIso();
-  const updated = await k.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).executeTakeFirst();
+  const stored = await writeAndTell(db, async (kysely) => {
+    const updated = await kysely.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).executeTakeFirst();
+    const changedRows = Number(updated.numUpdatedRows);
+    return { result: changedRows > 0, changed: changedRows > 0 ? [subscriber.id] : [] };
+  });
   // (Deleted since it was read, by a request that came in between: nothing was stored.)
-  if (!Number(updated.numUpdatedRows)) throw notFound('Message', messageId);
-  await changed(db, subscriber.id);
+  if (!stored) throw notFound('Message', messageId);
   const [view] = await loadEmbeds(db, [{ ...row, cta: toJson(cta), updated_at: updatedAt }], subscriber);
   return view;
 }
@@ -137,20 +154,24 @@ export async function setActionStatus(db: Db, tenant: Tenant, subscriberId: stri
 /** Deletes a message of the environment; with `owner`, only if it is that subscriber's. 404 when there is none. */
 export async function deleteMessage(db: Db, tenant: Tenant, messageId: string, owner?: string): Promise<void> {
   const subscriber = owner === undefined ? undefined : await findSubscriber(db, tenant, owner);
-  let query = db.kysely.deleteFrom('messages').where('id', '=', messageId).where('environment_id', '=', tenant.environmentId);
-  if (subscriber) query = query.where('subscriber_id', '=', subscriber.id);
-  const result = await query.returning('subscriber_id').execute();
-  if (result.length === 0) throw notFound('Message', messageId);
-  await changed(db, result[0]!.subscriber_id);
+  const deleted = await writeAndTell(db, async (kysely) => {
+    let query = kysely.deleteFrom('messages').where('id', '=', messageId).where('environment_id', '=', tenant.environmentId);
+    if (subscriber) query = query.where('subscriber_id', '=', subscriber.id);
+    const result = await query.returning('subscriber_id').execute();
+    return { result: result.length, changed: result.map((row) => row.subscriber_id) };
+  });
+  if (deleted === 0) throw notFound('Message', messageId);
 }
 
 /** Deletes the messages of a transaction, of one channel when given; 404 when none matched. */
 export async function deleteTransactionMessages(db: Db, tenant: Tenant, transactionId: string, channel?: string): Promise<void> {
-  let query = db.kysely.deleteFrom('messages').where('environment_id', '=', tenant.environmentId).where('transaction_id', '=', transactionId);
-  if (channel) query = query.where('channel', '=', channel);
-  const result = await query.returning('subscriber_id').execute();
-  for (const subscriberId of new Set(result.map((row) => row.subscriber_id))) await changed(db, subscriberId);
-  if (result.length === 0) {
+  const deleted = await writeAndTell(db, async (kysely) => {
+    let query = kysely.deleteFrom('messages').where('environment_id', '=', tenant.environmentId).where('transaction_id', '=', transactionId);
+    if (channel) query = query.where('channel', '=', channel);
+    const result = await query.returning('subscriber_id').execute();
+    return { result: result.length, changed: [...new Set(result.map((row) => row.subscriber_id))] };
+  });
+  if (deleted === 0) {
     throw notFound(`Messages of transaction '${transactionId}'${channel ? ` in channel ${channel}` : ''}`);
   }
 }

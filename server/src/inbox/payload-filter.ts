@@ -1,4 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { payloadOf } from '../db/payloads.ts';
 import { findBadInput } from '../bad-input.ts';
 import type { Dialect } from '../db/index.ts';
 import { badRequest } from '../errors.ts';
@@ -54,13 +55,16 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null &
  * PostgreSQL: jsonb containment (there an array matches when it contains the filter's elements).
  */
 export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>, column: 'payload' | 'data' = 'payload'): RawBuilder<SqlBool> {
-  if (dialect === 'postgres') return sql<SqlBool>`${sql.ref(column)}::jsonb @> ${JSON.stringify(filter)}::jsonb`;
+  // The message's payload: the trigger's, stored once (db/payloads.ts), or its own (rows written
+  // before); `data` is the message's own column (the family's filters).
+  const document = column === 'payload' ? payloadOf('messages') : sql.ref('data');
+  if (dialect === 'postgres') return sql<SqlBool>`${document}::jsonb @> ${JSON.stringify(filter)}::jsonb`;
   const tests: ReturnType<typeof sql<SqlBool>>[] = [];
   const walk = (object: Record<string, unknown>, prefix: string) => {
     for (const [key, value] of Object.entries(object)) {
       const path = `${prefix}."${key}"`;
-      const extract = sql`json_extract(${sql.ref(column)}, ${path})`;
-      const type = sql`json_type(${sql.ref(column)}, ${path})`;
+      const extract = sql`json_extract(${document}, ${path})`;
+      const type = sql`json_type(${document}, ${path})`;
       if (isPlainObject(value)) {
         if (Object.keys(value).length === 0) tests.push(sql<SqlBool>`${type} = 'object'`);
         else walk(value, path);

@@ -13,8 +13,9 @@
 //   environment may fill an idle process, yet never keeps the others out: when the process is full,
 //   every environment that wants streams ends up with an even share (or all it asks for, if less).
 //   Otherwise a new stream gets 503 with `Retry-After`, and the client polls meanwhile.
-// - per stream: a client that does not read gets its stream ended once MAX_BUFFERED bytes wait to
-//   be sent (stream.ts; it reconnects and catches up with `Last-Event-ID`, or is told to refetch).
+// - per stream: events are written one at a time, and a client that takes none of one for
+//   SLOW_READER_MS gets its stream ended (routes/stream.ts; it reconnects and catches up with
+//   `Last-Event-ID`, or is told to refetch).
 
 /** Open streams one process holds, when nothing else is set (NOTIF_MAX_STREAMS). */
 export const DEFAULT_MAX_STREAMS = 10_000;

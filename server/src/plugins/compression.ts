@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { chooseEncoding, COMPRESSIBLE, encode, THRESHOLD } from '../encoding.ts';
+import { chooseEncoding, COMPRESSIBLE, encode, encodeInPool, POOL_THRESHOLD, THRESHOLD } from '../encoding.ts';
 
 /**
  * Compresses answers of THRESHOLD bytes and more, brotli or gzip as the request accepts
- * (encoding.ts: one synchronous call per answer). Register it after every other plugin with an
+ * (encoding.ts: one synchronous call per answer, on the thread pool for a large one). Register it after every other plugin with an
  * onSend hook, so they see the answer as written (the idempotency store keeps the plain text and
  * replays it in the encoding asked then).
  */
@@ -21,7 +21,8 @@ const compression: FastifyPluginAsync = async (app) => {
     const encoding = chooseEncoding(request.headers['accept-encoding']);
     if (!encoding) return payload;
     reply.header('content-encoding', encoding).removeHeader('content-length');
-    return encode(payload, encoding, size);
+    // A large answer on the thread pool: the event loop serves other requests meanwhile.
+    return size >= POOL_THRESHOLD ? encodeInPool(payload, encoding, size) : encode(payload, encoding, size);
   });
 };
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
+import { sql } from 'kysely';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.ts';
 import { HttpError } from '../errors.ts';
@@ -20,11 +21,27 @@ const MAX_KEY_LENGTH = 255;
  */
 const SWEEP_MS = 60 * 1000;
 
+/** Answers kept per subscriber, when nothing else is set (NOTIF_IDEMPOTENCY_KEYS_PER_SUBSCRIBER). */
+export const DEFAULT_KEYS_PER_SUBSCRIBER = 1000;
+/** Bytes of answers kept per subscriber, before sealing, when nothing else is set (NOTIF_IDEMPOTENCY_BYTES_PER_SUBSCRIBER). */
+export const DEFAULT_BYTES_PER_SUBSCRIBER = 4 * 1024 * 1024;
+/** Answers kept per organization, when nothing else is set (NOTIF_IDEMPOTENCY_KEYS_PER_ORGANIZATION). */
+export const DEFAULT_KEYS_PER_ORGANIZATION = 100_000;
+/** Bytes of answers kept per organization, when nothing else is set (NOTIF_IDEMPOTENCY_BYTES_PER_ORGANIZATION). */
+export const DEFAULT_BYTES_PER_ORGANIZATION = 256 * 1024 * 1024;
+/**
+ * An organization's caps are checked once its process has stored this share of either cap since
+ * the last check (each check reads all its keys): one past them by at most that share per process.
+ */
+const ORGANIZATION_CHECK_SHARE = 0.01;
+
 interface Held {
   key: string;
   organizationId: string;
-  /** The answer was stored with the request's own writes (answerRecorder): keep it whatever happens next. */
-  recorded?: boolean;
+  /** `environmentId subscriberId` of the subscriber the route names, or null when it names none. */
+  subscriberKey: string | null;
+  /** The answer was stored with the request's own writes (answerRecorder), of this many bytes: keep it whatever happens next. */
+  recorded?: number;
 }
 
 /** Stores a request's answer for its idempotency key inside the caller's transaction (see answerRecorder). */
@@ -47,11 +64,32 @@ declare module 'fastify' {
 export interface IdempotencyOptions {
   /** See DEFAULT_IN_FLIGHT_MS. */
   inFlightMs?: number;
+  /** Answers kept per subscriber (DEFAULT_KEYS_PER_SUBSCRIBER); past it the oldest are evicted. */
+  keysPerSubscriber?: number;
+  /** Bytes of answers kept per subscriber (DEFAULT_BYTES_PER_SUBSCRIBER); past it the oldest are evicted. */
+  bytesPerSubscriber?: number;
+  /** Answers kept per organization (DEFAULT_KEYS_PER_ORGANIZATION); past it the oldest are evicted. */
+  keysPerOrganization?: number;
+  /** Bytes of answers kept per organization (DEFAULT_BYTES_PER_ORGANIZATION); past it the oldest are evicted. */
+  bytesPerOrganization?: number;
+}
+
+/** The subscriber a request names (`:subscriberId` in its path, or `?subscriberId=`), as its keys are counted. */
+function subscriberKeyOf(request: FastifyRequest): string | null {
+  const fromPath = (request.params as { subscriberId?: unknown } | undefined)?.subscriberId;
+  const fromQuery = (request.query as { subscriberId?: unknown } | undefined)?.subscriberId;
+  const subscriberId = typeof fromPath === 'string' ? fromPath : typeof fromQuery === 'string' ? fromQuery : undefined;
+  return subscriberId === undefined ? null : `${request.tenant.environmentId} ${subscriberId}`;
 }
 
 /**
  * The `idempotency-key` header, as decisions.md fixes it: on every non-GET request, scoped to the
- * organization, stored in the database for 24 hours (so it survives a restart). Same key and body:
+ * organization, stored in the database for 24 hours (so it survives a restart). What is kept is
+ * bounded: per subscriber (the one the route names) and per organization, in answers and in bytes,
+ * the oldest answers past a cap are evicted (a retry of an evicted key runs the request again; the
+ * routes that name a subscriber, mark-as, mark-all, actions, deletes, have the same effect when run
+ * twice). Evicting rather than refusing with 429 keeps a user's newest requests replayable, and a
+ * cap per subscriber keeps one user from evicting the others' answers. Same key and body:
  * the stored answer is replayed with `Idempotency-Replay: true`; while the first is still running:
  * 409 with `Retry-After: 1`; a different body: 422. Needs the db plugin, and the auth plugin before
  * it (a key belongs to the request's organization).
@@ -60,6 +98,39 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
   const db = app.db;
   const k = db.kysely;
   const inFlightMs = options.inFlightMs ?? DEFAULT_IN_FLIGHT_MS;
+  const keysPerSubscriber = options.keysPerSubscriber ?? DEFAULT_KEYS_PER_SUBSCRIBER;
+  const bytesPerSubscriber = options.bytesPerSubscriber ?? DEFAULT_BYTES_PER_SUBSCRIBER;
+  const keysPerOrganization = options.keysPerOrganization ?? DEFAULT_KEYS_PER_ORGANIZATION;
+  const bytesPerOrganization = options.bytesPerOrganization ?? DEFAULT_BYTES_PER_ORGANIZATION;
+
+  /**
+   * Deletes the oldest answered keys of an organization (of one of its subscribers when
+   * `subscriberKey` is given) past `maxKeys` of them or `maxBytes` of their answers, newest kept.
+   */
+  const evictOldest = async (organizationId: string, subscriberKey: string | null, maxKeys: number, maxBytes: number) => {
+    const whose = subscriberKey === null ? sql`` : sql`and subscriber_key = ${subscriberKey}`;
+    await sql`delete from idempotency_keys where organization_id = ${organizationId} and key in (
+      select key from (
+        select key, row_number() over newest as place, sum(bytes) over newest as total from idempotency_keys
+        where organization_id = ${organizationId} ${whose} and state = 'done'
+        window newest as (order by created_at desc, key desc)
+      ) as ranked where place > ${maxKeys} or total > ${maxBytes})`.execute(k);
+  };
+  /** Keys and bytes this process stored per organization since it last checked the organization's caps. */
+  const sinceCheck = new Map<string, { keys: number; bytes: number }>();
+  /** Evicts past the caps once `held`'s answer of `bytes` is stored: its subscriber's at once, its organization's now and then. */
+  const evict = async (held: Held, bytes: number) => {
+    if (held.subscriberKey !== null) await evictOldest(held.organizationId, held.subscriberKey, keysPerSubscriber, bytesPerSubscriber);
+    const stored = sinceCheck.get(held.organizationId) ?? { keys: 0, bytes: 0 };
+    stored.keys++;
+    stored.bytes += bytes;
+    sinceCheck.set(held.organizationId, stored);
+    if (stored.keys < keysPerOrganization * ORGANIZATION_CHECK_SHARE && stored.bytes < bytesPerOrganization * ORGANIZATION_CHECK_SHARE) return;
+    sinceCheck.delete(held.organizationId);
+    await evictOldest(held.organizationId, null, keysPerOrganization, bytesPerOrganization);
+  };
+  const evictBeside = (held: Held, bytes: number) =>
+    evict(held, bytes).catch((err: unknown) => app.log.warn({ err }, 'evicting idempotency keys past their caps failed'));
   let nextSweep = 0;
   /** Deletes the expired keys, at most once per SWEEP_MS; run beside the request, not before it. */
   const sweep = (now: number) => {
@@ -92,7 +163,7 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
         .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
-        request.idempotency = { key, organizationId };
+        request.idempotency = { key, organizationId, subscriberKey: subscriberKeyOf(request) };
         return;
       }
       const row = await k
@@ -125,7 +196,10 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     const held = request.idempotency;
     if (!held) return payload;
     request.idempotency = undefined;
-    if (held.recorded) return payload;
+    if (held.recorded !== undefined) {
+      await evictBeside(held, held.recorded);
+      return payload;
+    }
     const where = k
       .updateTable('idempotency_keys')
       .where('organization_id', '=', held.organizationId)
@@ -136,7 +210,9 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     } else {
       const text = typeof payload === 'string' ? payload : payload == null ? null : String(payload);
       const body = text === null ? null : (await secretsFor(db)).seal(text, storedBodyContext(held.organizationId, held.key));
-      await where.set({ state: 'done', status_code: reply.statusCode, body }).execute();
+      const bytes = text === null ? 0 : Buffer.byteLength(text);
+      await where.set({ state: 'done', status_code: reply.statusCode, body, subscriber_key: held.subscriberKey, bytes }).execute();
+      await evictBeside(held, bytes);
     }
     return payload;
   });
@@ -144,7 +220,7 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
   // A request that ends without onSend (the client went away) frees its key.
   app.addHook('onResponse', async (request) => {
     const held = request.idempotency;
-    if (!held || held.recorded) return;
+    if (!held || held.recorded !== undefined) return;
     await k.deleteFrom('idempotency_keys').where('organization_id', '=', held.organizationId).where('key', '=', held.key).execute();
   });
 
@@ -154,14 +230,16 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     // Read the sealing key now: inside the caller's transaction the database may be busy with it.
     const secrets = await secretsFor(db);
     return async (trx, answer) => {
-      const body = secrets.seal(JSON.stringify(answer), storedBodyContext(held.organizationId, held.key));
+      const text = JSON.stringify(answer);
+      const body = secrets.seal(text, storedBodyContext(held.organizationId, held.key));
+      const bytes = Buffer.byteLength(text);
       await trx.kysely
         .updateTable('idempotency_keys')
-        .set({ state: 'done', status_code: status, body })
+        .set({ state: 'done', status_code: status, body, subscriber_key: held.subscriberKey, bytes })
         .where('organization_id', '=', held.organizationId)
         .where('key', '=', held.key)
         .execute();
-      held.recorded = true;
+      held.recorded = bytes;
     };
   });
 };

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { hashKey } from '../db/keys.ts';
 import { HttpError } from '../errors.ts';
+import { FixedWindowCounter, type Counted } from '../fixed-window.ts';
 import { isApiRequest } from './auth.ts';
 
 /**
@@ -29,18 +30,6 @@ export interface RateLimitConfig {
   scope: RateLimitScope;
 }
 
-interface Window {
-  /** Epoch milliseconds when this window ends. */
-  resetAt: number;
-  count: number;
-}
-
-interface Counted {
-  limit: number;
-  remaining: number;
-  resetAt: number;
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
     rateLimit?: Counted;
@@ -53,37 +42,6 @@ export interface RateLimitOptions extends RateLimitConfig {
 }
 
 const MS_PER_SECOND = 1000;
-
-/** Counts requests in fixed windows per caller. */
-export class FixedWindowCounter {
-  private windows = new Map<string, Window>();
-  private nextSweep = 0;
-
-  constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-  ) {}
-
-  /** Counts one request of `caller` at time `now`. */
-  take(caller: string, now: number): Counted & { allowed: boolean } {
-    this.sweep(now);
-    let w = this.windows.get(caller);
-    if (!w || w.resetAt <= now) {
-      w = { resetAt: now + this.windowMs, count: 0 };
-      this.windows.set(caller, w);
-    }
-    const allowed = w.count < this.limit;
-    if (allowed) w.count++;
-    return { allowed, limit: this.limit, remaining: this.limit - w.count, resetAt: w.resetAt };
-  }
-
-  /** Forgets ended windows, at most once per window length, so memory follows the active callers. */
-  private sweep(now: number) {
-    if (now < this.nextSweep) return;
-    this.nextSweep = now + this.windowMs;
-    for (const [caller, w] of this.windows) if (w.resetAt <= now) this.windows.delete(caller);
-  }
-}
 
 /**
  * Counts every API request (/v1, /v2; not a preflight) against its caller's window. Register it

@@ -1,4 +1,5 @@
 import { entityTag, notModified } from '../etag.ts';
+import { FixedWindowCounter } from '../fixed-window.ts';
 import { FORWARDED_HEADERS, inboxRoute, RETURNED_HEADERS } from './allow-list.ts';
 import { hashedSubscriber } from './auth.ts';
 import { errorResponse } from './error-response.ts';
@@ -49,9 +50,21 @@ export interface InboxProxyOptions {
   /**
    * Requests of one subscriber the proxy works on at once (its stream apart), default 16; past it
    * the answer is 429 with `Retry-After: 1`. An inbox makes two or three at a time; the proxy reads
-   * each JSON answer whole, so this bounds what one signed-in user can make it hold.
+   * each JSON answer whole, and a request keeps its place until its answer is written to the
+   * client, so this bounds what one signed-in user can make it hold.
    */
   maxInFlight?: number;
+  /**
+   * How long an answer may wait for the client to take more of it, in ms (default 30,000): past
+   * it the answer is cut off (the connection closed) and its place freed. Streams apart.
+   */
+  writeTimeoutMs?: number;
+  /**
+   * Requests per subscriber per window (a stream counts when it opens), default 600 a minute: an
+   * inbox makes a few a minute, a burst of tens when it opens. Past it the answer is 429 with
+   * `Retry-After`; every answer carries `RateLimit-Limit`, `-Remaining` and `-Reset`. `false`: none.
+   */
+  rateLimit?: { limit: number; windowMs: number } | false;
 }
 
 /** The default of `maxBodyBytes`. */
@@ -59,11 +72,18 @@ export const PROXY_MAX_BODY_BYTES = 64 * 1024;
 /** The default of `maxInFlight`. */
 export const PROXY_MAX_IN_FLIGHT = 16;
 
+/** The default of `writeTimeoutMs`. */
+export const PROXY_WRITE_TIMEOUT_MS = 30_000;
+/** The default of `rateLimit`. */
+export const PROXY_RATE_LIMIT = { limit: 600, windowMs: 60_000 };
+const MS_PER_SECOND = 1000;
+
 /** The service's answer for a subscriber it does not know, and for one it has just made. */
 const NOT_FOUND = 404;
 const CREATED = 201;
 /** The service's answer when the subscriber exists already (made by another first request meanwhile). */
 const CONFLICT = 409;
+
 /** The path the handler is mounted under, when nothing else is set. */
 const DEFAULT_BASE_PATH = '/notif';
 /** Seconds a subscriber past its requests at once is asked to wait. */
@@ -76,8 +96,18 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
   const send = options.fetch ?? fetch;
   const maxBody = options.maxBodyBytes ?? PROXY_MAX_BODY_BYTES;
   const maxInFlight = options.maxInFlight ?? PROXY_MAX_IN_FLIGHT;
+  const writeTimeoutMs = options.writeTimeoutMs ?? PROXY_WRITE_TIMEOUT_MS;
+  const rateLimit = options.rateLimit === undefined ? PROXY_RATE_LIMIT : options.rateLimit;
+  const counter = rateLimit ? new FixedWindowCounter(rateLimit.limit, rateLimit.windowMs) : undefined;
+  const windowSeconds = rateLimit ? rateLimit.windowMs / MS_PER_SECOND : 0;
   /** Requests in flight by subscriber (streams apart). */
   const inFlight = new Map<string, number>();
+  /** Frees one of `subscriberId`'s places. */
+  const leave = (subscriberId: string) => {
+    const left = inFlight.get(subscriberId)! - 1;
+    if (left > 0) inFlight.set(subscriberId, left);
+    else inFlight.delete(subscriberId);
+  };
 
   const refuse = errorResponse;
 
@@ -110,22 +140,39 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
       query.set('subscriberId', subscriberId);
     }
 
-    // The stream is one long request per browser, its events passed on as they come: not counted.
-    if (path.endsWith('/notifications/stream')) return forward(request, url, path, query, named.subscriber);
+    const counted = counter?.take(subscriberId, Date.now());
+    const withRateLimit = (response: Response) => {
+      if (!counted) return response;
+      response.headers.set('ratelimit-limit', String(counted.limit));
+      response.headers.set('ratelimit-remaining', String(Math.max(0, counted.remaining)));
+      response.headers.set('ratelimit-reset', String(Math.max(0, Math.ceil((counted.resetAt - Date.now()) / MS_PER_SECOND))));
+      return response;
+    };
+    if (counted && !counted.allowed) {
+      const retryAfter = Math.max(1, Math.ceil((counted.resetAt - Date.now()) / MS_PER_SECOND));
+      const limited = refuse(429, `More than ${counted.limit} requests of this subscriber in ${windowSeconds} s; retry in ${retryAfter} s`, url.pathname);
+      limited.headers.set('retry-after', String(retryAfter));
+      return withRateLimit(limited);
+    }
+
+    // The stream is one long request per browser, its events passed on as they come: it holds no place.
+    if (path.endsWith('/notifications/stream')) return withRateLimit(await forward(request, url, path, query, named.subscriber));
     const working = inFlight.get(subscriberId) ?? 0;
     if (working >= maxInFlight) {
       const busy = refuse(429, `More than ${maxInFlight} requests of this subscriber at once`, url.pathname);
       busy.headers.set('retry-after', BUSY_RETRY_AFTER_S);
-      return busy;
+      return withRateLimit(busy);
     }
     inFlight.set(subscriberId, working + 1);
+    let response: Response;
     try {
-      return await forward(request, url, path, query, named.subscriber);
-    } finally {
-      const left = inFlight.get(subscriberId)! - 1;
-      if (left > 0) inFlight.set(subscriberId, left);
-      else inFlight.delete(subscriberId);
+      response = await forward(request, url, path, query, named.subscriber);
+    } catch (err) {
+      leave(subscriberId);
+      throw err;
     }
+    // The place is held until the answer is written (or cut off): not only until it is read.
+    return withRateLimit(heldUntilWritten(response, () => leave(subscriberId), writeTimeoutMs));
   };
 
   /**
@@ -230,6 +277,75 @@ export function createInboxProxy(options: InboxProxyOptions): (request: Request)
     return new Response(text, { status: answer.status, headers: back });
   }
 }
+
+/**
+ * `response` with a body that calls `release` once it is read to its end, cancelled, or cut off:
+ * it is read only as the client takes it (nothing is pulled ahead), and when the client takes
+ * none of it for `writeTimeoutMs` the body errors, so the adapter closes the connection.
+ */
+function heldUntilWritten(response: Response, release: () => void, writeTimeoutMs: number): Response {
+  let released = false;
+  const releaseOnce = () => {
+    if (released) return;
+    released = true;
+    release();
+  };
+  if (!response.body) {
+    releaseOnce();
+    return response;
+  }
+  const reader = response.body.getReader();
+  let timer: NodeJS.Timeout | undefined;
+  /** What is left of the chunk read last, passed on a piece at a time. */
+  let rest: Uint8Array | undefined;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        clearTimeout(timer);
+        let chunk: Uint8Array;
+        if (rest) {
+          chunk = rest;
+        } else {
+          let read: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            read = await reader.read();
+          } catch (err) {
+            releaseOnce();
+            controller.error(err);
+            return;
+          }
+          if (read.done || read.value === undefined) {
+            releaseOnce();
+            controller.close();
+            return;
+          }
+          chunk = read.value;
+        }
+        // A piece at a time (an answer read whole is one chunk): the time without progress is
+        // measured per piece, so a client that reads slowly but steadily is never cut off.
+        const piece = chunk.subarray(0, WRITE_PIECE_BYTES);
+        rest = chunk.byteLength > WRITE_PIECE_BYTES ? chunk.subarray(WRITE_PIECE_BYTES) : undefined;
+        controller.enqueue(piece);
+        // The next pull comes once the client has taken this piece; none in time: cut off.
+        timer = setTimeout(() => {
+          releaseOnce();
+          reader.cancel().catch(() => {});
+          controller.error(new Error('the client took none of the answer in time'));
+        }, writeTimeoutMs);
+      },
+      cancel(reason) {
+        clearTimeout(timer);
+        releaseOnce();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** The pieces an answer is passed to the client in, so its progress is seen (heldUntilWritten). */
+const WRITE_PIECE_BYTES = 64 * 1024;
 
 /** The largest answer (other than a stream) the proxy reads; past it, 502. A feed page of 100 full messages is about 270 KB. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;

@@ -92,6 +92,11 @@ async function answer(
   }
   const reader = response.body.getReader();
   const stop = () => reader.cancel().catch(() => {});
+  // A body that fails while the client is not reading (the proxy's write timeout) closes the
+  // connection at once, rather than once the client reads again.
+  reader.closed.catch(() => {
+    if (!res.destroyed) res.destroy();
+  });
   aborted.signal.addEventListener('abort', stop, { once: true });
   try {
     for (;;) {

@@ -2,8 +2,16 @@
 // credentials (a subscriber's `channels`, a Message's own `deviceTokens` and `directWebhookUrl`)
 // and a failed delivery's `errorText`, from JSON answers and from the stream's events alike.
 
-/** The longest event of a stream, in characters; past it the stream ends (the client reconnects). The service's are a few KB. */
+/**
+ * The longest event of a stream the proxy passes, in characters; one longer is passed as a
+ * `refetch` with its id (the client reads its first page), and the stream goes on. The service's
+ * are NOTIF_STREAM_EVENT_BYTES at most (16 KB by default).
+ */
 const MAX_EVENT_LENGTH = 1024 * 1024;
+/** A blank line: two line breaks in a row (a CR alone, an LF alone, or a CRLF each). */
+const BLANK_LINE = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)/;
+/** Characters of skipped text kept to find a blank line split between two chunks. */
+const SKIPPED_TAIL_LENGTH = 3;
 
 /**
  * Removes delivery credentials from a parsed answer: `channels` from every subscriber (each object
@@ -70,11 +78,28 @@ export function mayHoldCredentials(bytes: Buffer): boolean {
   return KEY_BYTES.some((key) => bytes.includes(key));
 }
 
+/** The `id:` field of an event's text (its lines before its data), or undefined when it has none there. */
+function eventId(text: string): string | undefined {
+  let id: string | undefined;
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line.startsWith('data')) break;
+    if (line.startsWith('id:')) id = line.slice('id:'.length).replace(/^ /, '');
+  }
+  return id;
+}
+
+/** What the proxy passes for an event too long to pass: a refetch, with the event's id when it had one. */
+function refetchEvent(id: string | undefined): string {
+  const idLine = id === undefined ? '' : `id: ${id}\n`;
+  return `${idLine}data: ${JSON.stringify({ ...(id === undefined ? {} : { id }), refetch: true })}\n\n`;
+}
+
 /**
  * A Server-Sent Events stream with its subscribers' channels removed, event by event: each event
  * passes as soon as its blank line has come (several in one chunk pass together), as it was unless
  * its data held a subscriber's channels. An event whose data may hold them but is not JSON is left
- * out; an event past MAX_EVENT_LENGTH ends the stream.
+ * out; an event past MAX_EVENT_LENGTH is skipped to its end without being held, and a `refetch`
+ * with its id passes instead: the stream goes on.
  */
 export function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
@@ -82,6 +107,35 @@ export function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
   let pending = '';
   /** The last chunk's text ended with a CR (a line break, or the first half of a CRLF). */
   let cr = false;
+  /** Skipping an event too long to pass: its id, and the last characters skipped (a blank line may be split between chunks). */
+  let skipping: { id: string | undefined; tail: string } | undefined;
+  const enqueue = (controller: TransformStreamDefaultController<Uint8Array>, text: string) => {
+    if (text) controller.enqueue(encoder.encode(text));
+  };
+  /** Skips `text` up to the end of the event being skipped; the text after it, or undefined while the event goes on. */
+  const skip = (controller: TransformStreamDefaultController<Uint8Array>, text: string): string | undefined => {
+    const state = skipping!;
+    const searched = state.tail + text;
+    const blank = BLANK_LINE.exec(searched);
+    if (!blank) {
+      state.tail = searched.slice(-SKIPPED_TAIL_LENGTH);
+      return undefined;
+    }
+    skipping = undefined;
+    enqueue(controller, refetchEvent(state.id));
+    return searched.slice(blank.index + blank[0].length);
+  };
+  /** The event under way is too long: its text so far is dropped, and the rest skipped as it comes. */
+  const startSkipping = (controller: TransformStreamDefaultController<Uint8Array>) => {
+    skipping = { id: eventId(pending.slice(0, MAX_EVENT_LENGTH)), tail: '' };
+    const text = pending;
+    pending = '';
+    const rest = skip(controller, text);
+    if (rest !== undefined) {
+      pending = rest;
+      take(controller, false);
+    }
+  };
   const take = (controller: TransformStreamDefaultController<Uint8Array>, last: boolean) => {
     let out = '';
     let end = eventEnd(pending);
@@ -94,21 +148,28 @@ export function redactEvents(): TransformStream<Uint8Array, Uint8Array> {
       out += redactEvent(pending);
       pending = '';
     }
-    if (pending.length > MAX_EVENT_LENGTH) throw new Error('an event larger than the proxy passes');
-    if (out) controller.enqueue(encoder.encode(out));
+    enqueue(controller, out);
+    if (pending.length > MAX_EVENT_LENGTH) startSkipping(controller);
   };
   return new TransformStream({
     transform(chunk, controller) {
-      const text = decoder.decode(chunk, { stream: true });
+      let text = decoder.decode(chunk, { stream: true });
+      if (skipping) {
+        const rest = skip(controller, text);
+        if (rest === undefined) return;
+        text = rest;
+        cr = false;
+      }
       pending += text;
       // A chunk with no line break ends no event (nor a CR's line before it): the pending text is
       // not read again for each chunk of a long data line (reading it whole each time was quadratic).
       const ended = cr || /[\r\n]/.test(text);
       if (text) cr = text.endsWith('\r');
       if (ended) take(controller, false);
-      else if (pending.length > MAX_EVENT_LENGTH) throw new Error('an event larger than the proxy passes');
+      else if (pending.length > MAX_EVENT_LENGTH) startSkipping(controller);
     },
     flush(controller) {
+      if (skipping) return;
       pending += decoder.decode();
       take(controller, true);
     },

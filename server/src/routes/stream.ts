@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { secretsFor } from '../db/secrets.ts';
 import { errorBody } from '../errors.ts';
-import { DEFAULT_STREAM_HEARTBEAT_MS, InboxStream, MAX_BUFFERED, streamReads } from '../inbox/stream.ts';
+import { DEFAULT_STREAM_HEARTBEAT_MS, InboxStream, messageEvents, streamReads } from '../inbox/stream.ts';
 import { StreamSlots, type StreamLimits } from '../inbox/stream-slots.ts';
 import { findSubscriber } from '../inbox/subscribers.ts';
 import { SubscriberIdParam } from '../schemas.ts';
@@ -13,23 +13,59 @@ import { SubscriberIdParam } from '../schemas.ts';
 export interface StreamOptions extends StreamLimits {
   /** How often an idle stream sends a comment line (default DEFAULT_STREAM_HEARTBEAT_MS). */
   heartbeatMs?: number;
+  /** The most bytes one event takes (default DEFAULT_STREAM_EVENT_BYTES): a message's event is a preview cut to fit. */
+  eventBytes?: number;
+  /** The most bytes a catch-up tells before it becomes a refetch (default DEFAULT_STREAM_CATCH_UP_BYTES). */
+  catchUpBytes?: number;
 }
 
 /** Seconds a client refused a stream is asked to wait before trying again (it polls meanwhile). */
 const FULL_RETRY_AFTER_S = '30';
 const NOT_LISTENING_RETRY_AFTER_S = '2';
 
-/** Writes `text`; false (and the connection destroyed) once more than MAX_BUFFERED bytes wait. */
-function send(res: ServerResponse, text: string): boolean {
-  res.write(text);
-  if (res.writableLength <= MAX_BUFFERED) return true;
-  res.destroy();
-  return false;
+/**
+ * How long a client may take none of an event its connection could not take at once. Past it the
+ * client counts as one that does not read: the stream is ended (the connection destroyed), and the
+ * client, once it reads again, reconnects and catches up (or is told to refetch).
+ */
+export const SLOW_READER_MS = 5000;
+
+/**
+ * Writes one event: resolves true at once when the connection's buffer takes it, else once it
+ * drains; false (the connection destroyed) when it does not drain within SLOW_READER_MS, or the
+ * connection closed. Events are written one at a time, so at most one waits in the buffer, however
+ * large it is, and a client reading as fast as it can is never ended for the size of an event.
+ */
+function send(res: ServerResponse, chunk: Buffer): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  if (res.write(chunk)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (written: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', drained);
+      res.off('close', closed);
+      resolve(written);
+    };
+    const drained = () => settle(true);
+    const closed = () => settle(false);
+    const timer = setTimeout(() => {
+      res.destroy();
+      settle(false);
+    }, SLOW_READER_MS);
+    res.on('drain', drained);
+    res.on('close', closed);
+  });
+}
+
+/** Writes a line the client needs not get (a heartbeat): skipped while an event waits to drain. */
+function sendAside(res: ServerResponse, text: string): void {
+  if (!res.destroyed && !res.writableNeedDrain) res.write(text);
 }
 
 const stream: FastifyPluginAsyncTypebox<StreamOptions> = async (app, options) => {
   const { db } = app;
-  const reads = streamReads(db, app.unseen);
+  const reads = streamReads(db, app.unseen, options.eventBytes);
+  const texts = messageEvents(reads.readChars, options.eventBytes);
   const slots = new StreamSlots(options);
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_STREAM_HEARTBEAT_MS;
   /** How to end each open stream: a graceful shutdown ends them all (they would hold the server open). */
@@ -55,7 +91,16 @@ const stream: FastifyPluginAsyncTypebox<StreamOptions> = async (app, options) =>
       open.delete(end);
       if (!res.destroyed) res.end();
     };
-    const session = new InboxStream({ subscriberId: subscriber.id, reads, ids, write: (text) => send(res, text), end });
+    const session = new InboxStream({
+      subscriberId: subscriber.id,
+      reads,
+      ids,
+      texts,
+      catchUpBytes: options.catchUpBytes,
+      write: (chunk) => send(res, chunk),
+      writeAside: (text) => sendAside(res, text),
+      end,
+    });
 
     // Listen before reading, so nothing made in between is missed (a change heard twice is harmless).
     const slot = slots.take(subscriber.id, request.tenant.environmentId, end);

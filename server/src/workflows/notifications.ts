@@ -1,4 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { withPayloads } from '../db/payloads.ts';
 import type { Db, Dialect } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
 import type { JobRow, NotificationRow, StoredStep, SubscriberRow, WorkflowRow } from '../db/rows.ts';
@@ -217,8 +218,17 @@ async function views(store: Store, rows: NotificationRow[]) {
   if (rows.length === 0) return [];
   const k = store.kysely;
   const ids = rows.map((r) => r.id);
+  // The payloads stored once per trigger (db/payloads.ts), in the notifications and their jobs.
+  await withPayloads(store, rows);
   const [jobs, subscribers, workflows] = await Promise.all([
-    k.selectFrom('jobs').selectAll().where('notification_id', 'in', ids).orderBy('notification_id').orderBy('step_index').execute(),
+    k
+      .selectFrom('jobs')
+      .selectAll()
+      .where('notification_id', 'in', ids)
+      .orderBy('notification_id')
+      .orderBy('step_index')
+      .execute()
+      .then((found) => withPayloads(store, found)),
     k.selectFrom('subscribers').selectAll().where('id', 'in', [...new Set(rows.map((r) => r.subscriber_id))]).execute(),
     k.selectFrom('workflows').selectAll().where('id', 'in', [...new Set(rows.map((r) => r.template_id))]).execute(),
   ]);

@@ -25,12 +25,14 @@ const NO_STREAM_STATUSES = [401, 403, 404, 405, 501];
 
 /**
  * What an event of the service's stream carries (its data, JSON; docs/service.md, "Live: the stream"): its
- * id, and the unseen count, a new message, or neither (refetch).
+ * id, and the unseen count, a new message, or neither (refetch). `preview`: the message is cut to
+ * fit the service's event size (its payload or longer texts left out); the feed has it whole.
  */
 export interface LiveEvent {
   id?: string;
   count?: number;
   message?: Message;
+  preview?: boolean;
 }
 
 /** Where the stream is. */
