@@ -19,6 +19,7 @@ import pressure, { type PressureConfig } from './plugins/pressure.ts';
 import rateLimit, { type RateLimitConfig } from './plugins/rate-limit.ts';
 import validation from './plugins/validation.ts';
 import events from './routes/events.ts';
+import family from './routes/family.ts';
 import feed from './routes/feed.ts';
 import health from './routes/health.ts';
 import integrations from './routes/integrations.ts';
@@ -132,6 +133,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(integrations);
   await app.register(messages);
   await app.register(feed);
+  await app.register(family);
   await app.register(workflows);
   await app.register(topics);
   await app.register(events);

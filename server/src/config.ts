@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_LISTEN_HEARTBEAT_MS } from './db/changes.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS } from './db/index.ts';
-import { DEFAULT_MAX_TRIGGER_BYTES, DEFAULT_RUN_LEASE_MS } from './engine/settings.ts';
+import { DEFAULT_MAX_TRIGGER_BYTES, DEFAULT_RUN_LEASE_MS, DEFAULT_SNOOZE_MIN_MS } from './engine/settings.ts';
 import { DEFAULT_CHANGE_SWEEP_MS, DEFAULT_SCHEDULER_POLL_MS } from './engine/scheduler.ts';
 import { FEED_CACHE_BYTES } from './plugins/answer-cache.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './plugins/connections.ts';
@@ -428,7 +428,14 @@ export const SETTINGS = {
     type: list,
     default: [],
     testOnly: true,
-    description: 'crash points: the process kills itself at the first of these boundaries it reaches (after-commit, after-step-N, after-claim, after-wait)',
+    description: 'crash points: the process kills itself at the first of these boundaries it reaches (after-commit, after-step-N, after-claim, after-wait, after-wake-claim, after-wake)',
+  },
+  snoozeMinMs: {
+    variable: 'NOTIF_SNOOZE_MIN_MS',
+    type: milliseconds,
+    default: DEFAULT_SNOOZE_MIN_MS,
+    testOnly: true,
+    description: 'the least time ahead a snooze may end (snoozeUntil); a shorter one answers 422',
   },
 } satisfies Record<string, Setting<unknown>>;
 

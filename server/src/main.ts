@@ -50,6 +50,7 @@ async function main(argv: string[]) {
     crashPoints: config.crashAt,
     allowPrivateWebhooks: config.allowPrivateWebhooks,
     maxTriggerBytes: config.maxTriggerBytes,
+    snoozeMinMs: config.snoozeMinMs,
   });
 
   if (command === 'keys') return createKey(config, subcommand);

@@ -186,3 +186,43 @@ describe('concurrent triggers under kill -9', () => {
     await server.stop();
   });
 });
+
+describe('a snoozed message wakes once across a crash', () => {
+  // A snooze may end half a second ahead here (the test snoozes 2.5 s, so a loaded machine still
+  // answers in time); the wake's lease is the runs' (LEASE).
+  const SNOOZE = { ...LEASE, NOTIF_SNOOZE_MIN_MS: '500' };
+  for (const boundary of ['after-wake-claim', 'after-wake']) {
+    it(`crash ${boundary}: the process started after it wakes the message exactly once`, async () => {
+      const crashing = await start({ ...SNOOZE, NOTIF_CRASH_AT: boundary });
+      await createWorkflow(crashing, { workflowId: 'sleepy', name: 'Sleepy', steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'zzz' } }] });
+      const sent = await crashing.post('/v1/events/trigger', { name: 'sleepy', to: 'sleeper' });
+      assert.equal(sent.status, 201, JSON.stringify(sent.body));
+      const [message] = await waitFor('the message', async () => (await crashing.get('/v2/subscribers/sleeper/notifications')).body.data, 5000);
+      const [before] = await dbQuery(crashing, 'SELECT seq FROM messages WHERE id = ?', [message.id]);
+      const snoozed = await crashing.patch(`/v2/subscribers/sleeper/notifications/${message.id}/snooze`, { snoozeUntil: new Date(Date.now() + 2500).toISOString() });
+      assert.equal(snoozed.status, 200, JSON.stringify(snoozed.body));
+      await dead(crashing);
+
+      const healthy = await start(SNOOZE, crashing.dbPath);
+      const woken = await waitFor(
+        'the message to wake',
+        async () => {
+          const [row] = await dbQuery(healthy, 'SELECT snoozed_until, redelivered_at, seq, seen, read FROM messages WHERE id = ?', [message.id]);
+          const [wakes] = await dbQuery(healthy, 'SELECT COUNT(*) AS n FROM message_wakes');
+          return row.snoozed_until === null && Number(wakes.n) === 0 ? row : undefined;
+        },
+        10_000,
+      );
+      await sleep(1000); // past a lease: a second wake of the same snooze would show now
+      const [final] = await dbQuery(healthy, 'SELECT snoozed_until, redelivered_at, seq, seen, read FROM messages WHERE id = ?', [message.id]);
+      assert.deepEqual(final, woken);
+      assert.equal(JSON.parse(final.redelivered_at).length, 1, 'woken once');
+      assert.ok(Number(final.seq) > Number(before.seq), 'numbered again, so the stream tells it');
+      assert.equal(Number(final.seen), 0);
+      const top = (await healthy.get('/v2/subscribers/sleeper/notifications')).body.data[0];
+      assert.equal(top.id, message.id);
+      assert.equal(top.deliveredAt.length, 2);
+      await healthy.stop();
+    });
+  }
+});

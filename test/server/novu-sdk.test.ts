@@ -882,7 +882,6 @@ describe('@novu/api against the service', () => {
     });
   });
 
-  // The family's routes are not built yet: its tests are marked todo (they run, and report, without failing the run) until they are.
   describe('notifications family', () => {
     before(async () => {
       await createWorkflow(server, {
@@ -923,7 +922,7 @@ describe('@novu/api against the service', () => {
       return r.body.data.map((n: { id: string }) => n.id);
     }
 
-    it('subscribers.notifications.list: newest first, in the inbox model', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.list: newest first, in the inbox model', async () => {
       const subscriberId = uid('family');
       const invoice = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const comment = await deliver(server, subscriberId, COMMENT, { n: 2 });
@@ -950,7 +949,7 @@ describe('@novu/api against the service', () => {
       assert.equal(item.secondaryAction?.label, 'Later');
     });
 
-    it('subscribers.notifications.list: read, severity, data and time filters, cursor and offset', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.list: read, severity, data and time filters, cursor and offset', async () => {
       const subscriberId = uid('family-filters');
       const startedAt = Date.now();
       const first = await deliver(server, subscriberId, INVOICE, { n: 1 });
@@ -971,7 +970,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await ids({ limit: 1, offset: 2 }), [first.messageId]);
     });
 
-    it('subscribers.notifications.count: one count per filter', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.count: one count per filter', async () => {
       const subscriberId = uid('family-count');
       const read = await deliver(server, subscriberId, INVOICE, { n: 1 });
       await deliver(server, subscriberId, INVOICE, { n: 2 });
@@ -984,7 +983,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(result[2]!.filter.tags, ['billing']);
     });
 
-    it('subscribers.notifications.markAsRead: read and seen', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.markAsRead: read and seen', async () => {
       const subscriberId = uid('family-read');
       const { messageId } = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const { result } = await accepted('subscribers.notifications.markAsRead', novu.subscribers.notifications.markAsRead({ subscriberId, notificationId: messageId }));
@@ -997,7 +996,7 @@ describe('@novu/api against the service', () => {
       assert.equal(stored.seen, true);
     });
 
-    it('subscribers.notifications.markAsUnread: unread again', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.markAsUnread: unread again', async () => {
       const subscriberId = uid('family-unread');
       const { messageId } = await deliver(server, subscriberId, INVOICE, { n: 1 });
       await httpOk(server, 'POST', `/v1/subscribers/${subscriberId}/messages/mark-as`, { messageId, markAs: 'read' });
@@ -1006,7 +1005,7 @@ describe('@novu/api against the service', () => {
       assert.equal((await getFeed(server, subscriberId)).data[0].read, false);
     });
 
-    it('subscribers.notifications.archive: archived, out of the default list, feed and unseen count', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.archive: archived, out of the default list, feed and unseen count', async () => {
       const subscriberId = uid('family-archive');
       const kept = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const archived = await deliver(server, subscriberId, INVOICE, { n: 2 });
@@ -1021,7 +1020,7 @@ describe('@novu/api against the service', () => {
       assert.equal(await unseenCount(server, subscriberId), 1);
     });
 
-    it('subscribers.notifications.unarchive: back in the default list', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.unarchive: back in the default list', async () => {
       const subscriberId = uid('family-unarchive');
       const { messageId } = await deliver(server, subscriberId, INVOICE, { n: 1 });
       await httpOk(server, 'PATCH', `/v2/subscribers/${subscriberId}/notifications/${messageId}/archive`);
@@ -1030,7 +1029,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await listedIds(subscriberId), [messageId]);
     });
 
-    it('subscribers.notifications.snooze: hidden until the given time', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.snooze: hidden until the given time', async () => {
       const subscriberId = uid('family-snooze');
       const kept = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const snoozed = await deliver(server, subscriberId, INVOICE, { n: 2 });
@@ -1047,7 +1046,7 @@ describe('@novu/api against the service', () => {
       assert.equal(await unseenCount(server, subscriberId), 1);
     });
 
-    it('subscribers.notifications.unsnooze: back at once', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.unsnooze: back at once', async () => {
       const subscriberId = uid('family-unsnooze');
       const { messageId } = await deliver(server, subscriberId, INVOICE, { n: 1 });
       await httpOk(server, 'PATCH', `/v2/subscribers/${subscriberId}/notifications/${messageId}/snooze`, { snoozeUntil: new Date(Date.now() + SNOOZE_MS).toISOString() });
@@ -1056,7 +1055,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await listedIds(subscriberId), [messageId]);
     });
 
-    it('subscribers.notifications.completeAction: the primary action completed', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.completeAction: the primary action completed', async () => {
       const subscriberId = uid('family-complete');
       const { messageId } = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const { result } = await accepted(
@@ -1070,7 +1069,7 @@ describe('@novu/api against the service', () => {
       assert.equal(stored.cta.action.result.type, 'primary');
     });
 
-    it('subscribers.notifications.revertAction: the action pending again', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.revertAction: the action pending again', async () => {
       const subscriberId = uid('family-revert');
       const { messageId } = await deliver(server, subscriberId, INVOICE, { n: 1 });
       await httpOk(server, 'POST', `/v1/subscribers/${subscriberId}/messages/${messageId}/actions/primary`, { status: 'done' });
@@ -1082,7 +1081,7 @@ describe('@novu/api against the service', () => {
       assert.equal((await getFeed(server, subscriberId)).data[0].cta.action.status, 'pending');
     });
 
-    it('subscribers.notifications.delete: the notification is gone', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.delete: the notification is gone', async () => {
       const subscriberId = uid('family-delete');
       const kept = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const deleted = await deliver(server, subscriberId, INVOICE, { n: 2 });
@@ -1091,7 +1090,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual((await getFeed(server, subscriberId)).data.map((m) => m._id), [kept.messageId]);
     });
 
-    it('subscribers.notifications.markAllAsRead: all, or those matching data', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.markAllAsRead: all, or those matching data', async () => {
       const subscriberId = uid('family-read-all');
       const invoice = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const comment = await deliver(server, subscriberId, COMMENT, { n: 2 });
@@ -1104,7 +1103,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await listedIds(subscriberId, { read: 'true' }), [comment.messageId, invoice.messageId]);
     });
 
-    it('subscribers.notifications.markAsSeen: the named notifications seen', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.markAsSeen: the named notifications seen', async () => {
       const subscriberId = uid('family-seen');
       const seen = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const unseen = await deliver(server, subscriberId, INVOICE, { n: 2 });
@@ -1113,7 +1112,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await listedIds(subscriberId, { seen: 'false' }), [unseen.messageId]);
     });
 
-    it('subscribers.notifications.archiveAll: every notification archived', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.archiveAll: every notification archived', async () => {
       const subscriberId = uid('family-archive-all');
       const first = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const second = await deliver(server, subscriberId, COMMENT, { n: 2 });
@@ -1122,7 +1121,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await listedIds(subscriberId, { archived: 'true' }), [second.messageId, first.messageId]);
     });
 
-    it('subscribers.notifications.archiveAllRead: only the read ones archived', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.archiveAllRead: only the read ones archived', async () => {
       const subscriberId = uid('family-archive-read');
       const read = await deliver(server, subscriberId, INVOICE, { n: 1 });
       const unread = await deliver(server, subscriberId, INVOICE, { n: 2 });
@@ -1132,7 +1131,7 @@ describe('@novu/api against the service', () => {
       assert.deepEqual(await listedIds(subscriberId, { archived: 'true' }), [read.messageId]);
     });
 
-    it('subscribers.notifications.deleteAll: every notification gone', { todo: 'the subscriber notifications family' }, async () => {
+    it('subscribers.notifications.deleteAll: every notification gone', async () => {
       const subscriberId = uid('family-delete-all');
       await deliver(server, subscriberId, INVOICE, { n: 1 });
       await deliver(server, subscriberId, COMMENT, { n: 2 });

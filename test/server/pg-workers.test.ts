@@ -5,7 +5,7 @@ import { delayedInAppWorkflow, triggerEvent } from './fixtures.ts';
 import { dbQuery, sleep, waitFor } from './engine-fixtures.ts';
 
 // Two server processes on one PostgreSQL database share 1,000 due jobs: each runs once, both take
-// part. Only with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh).
+// part. They share snoozed messages' wake-ups alike: each message wakes once. Only with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh).
 
 const PG = /^postgres(ql)?:\/\//.test(process.env.TEST_DATABASE_URL ?? '');
 const SUBSCRIBERS = 1000;
@@ -73,5 +73,56 @@ describe('two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_
     assert.equal(workers.size, 2, `both processes claimed jobs: ${JSON.stringify([...workers])}`);
     for (const [, count] of workers) assert.ok(count > 0);
     t.diagnostic(`delays woken per process: ${[...workers.values()].join(' + ')}`);
+  });
+
+  it('share the wake-ups of 200 messages snoozed until the same moment: each wakes exactly once', async (t) => {
+    const WAKES = 200;
+    await a.post('/v2/workflows', { workflowId: 'pg-snooze', name: 'Snooze', steps: [{ name: 'inbox', type: 'in_app', controlValues: { body: 'Later' } }] });
+    for (let i = 0; i < WAKES; i += BATCH) {
+      await triggerEvent(front, { name: 'pg-snooze', to: Array.from({ length: BATCH }, (_, j) => `pg-snoozer-${i + j}`) });
+    }
+    const messages = await waitFor(
+      `${WAKES} messages`,
+      async () => {
+        const rows = await dbQuery(a, "SELECT m.id, s.subscriber_id FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE s.subscriber_id LIKE 'pg-snoozer-%' AND m.channel = 'in_app'");
+        return rows.length >= WAKES ? rows : undefined;
+      },
+      30_000,
+      200,
+    );
+    // Snoozed through the API for an hour, then all made due at one moment in the database: how long
+    // 200 snoozes take to answer on a loaded machine (over 20 s at a load of 20 on two cores) must not
+    // decide whether they share a moment. Both processes then race for the same wake-ups.
+    const started = Date.now();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const snoozed = await Promise.all(messages.map((message) => front.patch(`/v2/subscribers/${message.subscriber_id}/notifications/${message.id}/snooze`, { snoozeUntil: later })));
+    for (const r of snoozed) assert.equal(r.status, 200, JSON.stringify(r.body));
+    t.diagnostic(`${WAKES} snoozes answered in ${Date.now() - started} ms`);
+    const due = Date.now() + 1000;
+    await dbQuery(
+      a,
+      `WITH moved AS (UPDATE message_wakes SET run_at = ? RETURNING message_id) UPDATE messages SET snoozed_until = ? WHERE id IN (SELECT message_id FROM moved)`,
+      [due, new Date(due).toISOString()],
+    );
+    await waitFor(
+      'every message to wake',
+      async () => {
+        const [{ n }] = await dbQuery(a, "SELECT count(*)::int AS n FROM messages WHERE snoozed_until IS NOT NULL");
+        const [{ w }] = await dbQuery(a, 'SELECT count(*)::int AS w FROM message_wakes');
+        return n === 0 && w === 0 ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+    await sleep(1000);
+    const woken = await dbQuery(a, "SELECT m.redelivered_at FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE s.subscriber_id LIKE 'pg-snoozer-%'");
+    assert.equal(woken.length, WAKES);
+    assert.deepEqual(
+      woken.map((row) => JSON.parse(row.redelivered_at).length),
+      woken.map(() => 1),
+      'each woke once',
+    );
+    const [{ distinct }] = await dbQuery(a, "SELECT count(DISTINCT seq)::int AS distinct FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE s.subscriber_id LIKE 'pg-snoozer-%'");
+    assert.equal(distinct, WAKES, 'each numbered again once, for the streams');
   });
 });

@@ -2,11 +2,12 @@ import { KEYS, type TestServer } from './helpers.ts';
 
 // A Server-Sent Events reader for server tests: opens a subscriber's stream over real HTTP and
 // collects its events. The stream has one kind of event (README, "Live: the stream"): each is named
-// here by what its data carries, `unseen` (data: {id, count}), `message` (data: the message) or
-// `refetch` (data: {id, refetch}), and `wire` keeps the data as sent.
+// here by what its data carries, `unseen` (data: {id, count}), `message` (data: the message),
+// `changed` (data: {id, changed, messageId?}) or `refetch` (data: {id, refetch}), and `wire` keeps
+// the data as sent.
 
 export interface SseEvent {
-  event: 'unseen' | 'message' | 'refetch' | 'error';
+  event: 'unseen' | 'message' | 'refetch' | 'changed' | 'error';
   id?: string;
   data: any;
   /** The data as sent (JSON). */
@@ -91,7 +92,10 @@ export async function openStream(
           }
           if (!data) continue; // the retry block, a heartbeat
           const wire = JSON.parse(data);
-          const event = wire.message ? 'message' : wire.count !== undefined ? 'unseen' : 'refetch';
+          let event: SseEvent['event'] = 'refetch';
+          if (wire.message) event = 'message';
+          else if (wire.count !== undefined) event = 'unseen';
+          else if (wire.changed !== undefined) event = 'changed';
           stream.events.push({ event, id, data: wire.message ?? wire, wire });
           for (const w of waiters) w();
           waiters.clear();

@@ -81,6 +81,20 @@ describe('workflows (POST/GET /v2/workflows)', () => {
     assert.ok(expectErrorBody(refused, 422).errors.severity);
   });
 
+  it('keeps a severity (high, medium, low, none; none when not given), and refuses any other', async () => {
+    const made = await server.post('/v2/workflows', { workflowId: 'severe', name: 'Severe', severity: 'high', steps: [inbox({ body: 'a' })] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal(made.body.severity, 'high');
+    const kept = await server.post('/v2/workflows', { workflowId: 'severe', name: 'Severe again', steps: [inbox({ body: 'b' })] });
+    assert.equal(kept.body.severity, 'high');
+    const lowered = await server.post('/v2/workflows', { workflowId: 'severe', name: 'Severe', severity: 'low', steps: [inbox({ body: 'b' })] });
+    assert.equal(lowered.body.severity, 'low');
+    const plain = await server.post('/v2/workflows', { workflowId: 'not-severe', name: 'Plain', steps: [inbox({ body: 'a' })] });
+    assert.equal(plain.body.severity, 'none');
+    const refused = await server.post('/v2/workflows', { workflowId: 'too-severe', name: 'x', severity: 'critical', steps: [] });
+    assert.ok(expectErrorBody(refused, 422).errors.severity);
+  });
+
   it('lists the workflows of the key\'s environment only', async () => {
     await server.post('/v2/workflows', { workflowId: 'staging-only', name: 'S', steps: [] }, { key: KEYS.b });
     const a = await server.get('/v2/workflows');

@@ -10,10 +10,20 @@ import type { Database } from './schema.ts';
 // streams of every process (this one's included: one path for all). A NOTIFY sent inside a
 // transaction leaves when it commits, so a stream never reads a message before it exists.
 
-/** A change of one subscriber's inbox: the subscriber (internal id) and, for a new in-app message, its id. */
+/** What a change of the subscriber notifications family did (inbox/family.ts), and a woken snoozed message. */
+export type ChangeKind = 'read' | 'unread' | 'seen' | 'archive' | 'unarchive' | 'snooze' | 'unsnooze' | 'wake' | 'complete' | 'revert' | 'delete';
+
+/**
+ * A change of one subscriber's inbox: the subscriber (internal id) and, for a new in-app message (or
+ * one come back from a snooze, numbered again), its id. A change of the family also says what it
+ * was (`what`) and, when it was one message's, which (`target`): the streams tell it, so other
+ * browser tabs refresh their counts even when the unseen count did not move.
+ */
 export interface Change {
   subscriberId: string;
   messageId?: string;
+  what?: ChangeKind;
+  target?: string;
 }
 
 /** The subscriber id of a change every stream of the process hears: recount, changes may have been missed. */
@@ -28,10 +38,20 @@ export const EVERY_SUBSCRIBER = '*';
 interface WireChange {
   s: string;
   m?: string;
+  /** what (ChangeKind); a process of an earlier version ignores it */
+  c?: ChangeKind;
+  /** target */
+  t?: string;
 }
 
-const toWire = (change: Change): WireChange => (change.messageId === undefined ? { s: change.subscriberId } : { s: change.subscriberId, m: change.messageId });
-const fromWire = (wire: WireChange): Change => ({ subscriberId: wire.s, messageId: wire.m });
+function toWire(change: Change): WireChange {
+  const wire: WireChange = { s: change.subscriberId };
+  if (change.messageId !== undefined) wire.m = change.messageId;
+  if (change.what !== undefined) wire.c = change.what;
+  if (change.target !== undefined) wire.t = change.target;
+  return wire;
+}
+const fromWire = (wire: WireChange): Change => ({ subscriberId: wire.s, messageId: wire.m, what: wire.c, target: wire.t });
 
 type Listener = (change: Change) => void;
 const CHANNEL = 'notif_changes';

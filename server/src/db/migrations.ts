@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration, type SqlBool } from 'kysely';
 
 // Migrations run at start (server/db/index.ts). Append new ones; never edit one that has shipped.
 // Column types are the portable subset (text, integer, bigint) so SQLite and PostgreSQL share them.
@@ -398,6 +398,78 @@ export const migrations: Record<string, Migration> = {
     // A workflow's severity (high | medium | low | none), as Novu's workflow model carries it; null is none.
     async up(db: Kysely<any>) {
       await db.schema.alterTable('workflows').addColumn('severity', 'text').execute();
+    },
+  },
+  '0011_inbox_family': {
+    // The subscriber notifications family (/v2/subscribers/{id}/notifications/...). A message may be
+    // archived or snoozed; either takes it out of the default feed, the unseen count and the stream's
+    // count, until it is unarchived or wakes. `severity`, `tags` and `data` are copied when the message
+    // is written, so the family's filters read the message row alone.
+    //
+    // message_wakes holds each snoozed message's wake-up, one per message (re-snoozing moves it), claimed
+    // by a scheduler as a due job is (engine/snooze.ts). Not a `jobs` row: jobs belong to a run, and
+    // cancelling a trigger (endpoint 18) must not cancel a subscriber's snooze.
+    //
+    // Indexes: the default feed's hot reads (the unseen count, the Unread tab, the first page) read the
+    // visible rows only, through partial indexes whose predicate the queries repeat literally
+    // (VISIBLE in inbox/family-filter.ts). messages_feed stays for the archived and snoozed views.
+    async up(db: Kysely<any>) {
+      await db.schema
+        .alterTable('messages')
+        .addColumn('archived', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('messages').addColumn('archived_at', 'text').execute();
+      await db.schema.alterTable('messages').addColumn('snoozed_until', 'text').execute();
+      await db.schema
+        .alterTable('messages')
+        .addColumn('redelivered_at', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
+      await db.schema.alterTable('messages').addColumn('severity', 'text').execute();
+      await db.schema
+        .alterTable('messages')
+        .addColumn('tags', 'text', (c) => c.notNull().defaultTo('[]'))
+        .execute();
+      await db.schema.alterTable('messages').addColumn('data', 'text').execute();
+
+      const visible = sql<SqlBool>`archived = 0 and snoozed_until is null`;
+      await db.schema.dropIndex('messages_unseen').execute();
+      await db.schema.dropIndex('messages_read').execute();
+      await db.schema.createIndex('messages_unseen').on('messages').columns(['subscriber_id', 'channel', 'seen']).where(visible).execute();
+      await db.schema.createIndex('messages_read').on('messages').columns(['subscriber_id', 'channel', 'read']).where(visible).execute();
+      await db.schema
+        .createIndex('messages_visible')
+        .on('messages')
+        .columns(['subscriber_id', 'channel', 'created_at', 'id'])
+        .where(visible)
+        .execute();
+
+      await db.schema
+        .createTable('message_wakes')
+        .addColumn('message_id', 'text', (c) => c.primaryKey())
+        .addColumn('subscriber_id', 'text', (c) => c.notNull())
+        .addColumn('environment_id', 'text', (c) => c.notNull())
+        .addColumn('run_at', 'bigint', (c) => c.notNull())
+        .addColumn('locked_by', 'text')
+        .addColumn('locked_until', 'bigint')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('message_wakes_due').on('message_wakes').column('run_at').execute();
+
+      if (db.getExecutor().adapter instanceof PostgresAdapter) return;
+      // SQLite: the kept counts (0007) count a message only while it is visible. Every message is
+      // visible when this runs (the columns are new), so the counts kept so far stay right.
+      const visibleRow = (row: 'new' | 'old') => `${row}.channel = 'in_app' and ${row}.archived = 0 and ${row}.snoozed_until is null`;
+      const add = (row: 'new' | 'old') =>
+        sql.raw(`insert into inbox_counts (subscriber_id, total, unseen, unread)
+          select ${row}.subscriber_id, 1, ${row}.seen = 0, ${row}.read = 0 where ${visibleRow(row)}
+          on conflict (subscriber_id) do update set total = total + 1, unseen = unseen + excluded.unseen, unread = unread + excluded.unread;`);
+      const remove = sql.raw(`update inbox_counts set total = total - 1, unseen = unseen - (old.seen = 0), unread = unread - (old.read = 0)
+          where subscriber_id = old.subscriber_id and ${visibleRow('old')};`);
+      for (const name of ['inbox_counts_insert', 'inbox_counts_delete', 'inbox_counts_update']) await sql.raw(`drop trigger ${name}`).execute(db);
+      await sql`create trigger inbox_counts_insert after insert on messages begin ${add('new')} end`.execute(db);
+      await sql`create trigger inbox_counts_delete after delete on messages begin ${remove} end`.execute(db);
+      await sql`create trigger inbox_counts_update after update of subscriber_id, channel, seen, read, archived, snoozed_until on messages
+        begin ${remove} ${add('new')} end`.execute(db);
     },
   },
   '0012_topics': {

@@ -62,7 +62,7 @@ export async function keptCounts(db: Db, subscriberId: string): Promise<InboxCou
 }
 
 /**
- * How many of a subscriber's in-app messages (by internal id) are unseen (`seen`: seen), capped at
+ * How many of a subscriber's visible in-app messages (by internal id; neither archived nor snoozed) are unseen (`seen`: seen), capped at
  * `limit`: what endpoint 13 answers and the stream tells. SQLite: one row of kept counts;
  * PostgreSQL: one indexed count capped by a bounded subquery, batched (readMany) for every count
  * asked in one turn, whichever asked it.
@@ -78,7 +78,7 @@ export function unseenCounter(db: Db): UnseenCounter {
   }
   const count = readMany<[subscriberId: string, seen: number, limit: number], { count: number }>(
     db,
-    `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.v ->> 0 and "channel" = 'in_app' and "seen" = (k.v ->> 1)::int limit (k.v ->> 2)::int) as "capped") as "count"
+    `select k.n, (select count(*) from (select 1 from "messages" where "subscriber_id" = k.v ->> 0 and "channel" = 'in_app' and "seen" = (k.v ->> 1)::int and "archived" = 0 and "snoozed_until" is null limit (k.v ->> 2)::int) as "capped") as "count"
        from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)`,
   );
   return async (subscriberId, seen, limit) => (await count([subscriberId, seen ? 1 : 0, limit])).count;

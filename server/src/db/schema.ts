@@ -196,8 +196,34 @@ export interface MessageTable {
   job_key: ColumnType<string | null, string | null | undefined, string | null>;
   /** Commit order of in-app messages (engine/sequence.ts); null until given, and for other channels. */
   seq: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1 while archived (the default feed and the counts leave it out); migration 0011. */
+  archived: ColumnType<number, number | undefined, number>;
+  archived_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** ISO time a snoozed message comes back (message_wakes holds its wake-up); null when not snoozed. */
+  snoozed_until: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the ISO times a snoozed message came back: `deliveredAt` is delivered_at and these. */
+  redelivered_at: ColumnType<string, string | undefined, string>;
+  /** high | medium | low; null is `none`. Copied from the workflow (or the trigger's overrides) when written. */
+  severity: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the workflow's tags when written. */
+  tags: ColumnType<string, string | undefined, string>;
+  /** JSON object: the in-app step's `data` control, rendered; null when it has none. */
+  data: ColumnType<string | null, string | null | undefined, string | null>;
   /** The trigger's payload and overrides, stored once (payloads); null for rows written before, which hold their own. */
   payload_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The wake-up of a snoozed message: one per message, claimed by a scheduler like a due job (engine/snooze.ts). */
+export interface MessageWakeTable {
+  message_id: string;
+  /** the subscriber's row id */
+  subscriber_id: string;
+  environment_id: string;
+  /** When it is due, epoch ms. */
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  created_at: string;
 }
 
 /** A trigger's payload and overrides, stored once for all its notifications, jobs and messages (migration 0013). */
@@ -281,6 +307,7 @@ export interface Database {
   preferences: PreferenceTable;
   topics: TopicTable;
   topic_subscriptions: TopicSubscriptionTable;
+  message_wakes: MessageWakeTable;
   /** SQLite only: kept by triggers (migration 0007), read by inbox/feed.ts. */
   inbox_counts: InboxCountTable;
   /** SQLite only: bumped by triggers on every change of an environment's workflows (migration 0008). */

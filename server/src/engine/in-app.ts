@@ -43,6 +43,26 @@ export function inAppControls(job: JobRow): InAppControls {
   return parseJson<StoredStep>(job.step, { _id: '', name: '', type: 'in_app', controlValues: {} }).controlValues as InAppControls;
 }
 
+/** The in-app step's `data` control with every string rendered as the body is (nested objects and lists too). */
+function renderData(value: unknown, ctx: RenderContext): unknown {
+  if (typeof value === 'string') return renderText(value, ctx);
+  if (Array.isArray(value)) return value.map((item) => renderData(item, ctx));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderData(item, ctx)]));
+  return value;
+}
+
+const SEVERITY_VALUES = new Set(['high', 'medium', 'low']);
+
+/**
+ * A message's severity: the trigger's `overrides.severity` when it names one, else the workflow's;
+ * null for `none`.
+ */
+function severityOf(job: JobRow, ctx: RunContext): string | null {
+  const overrides = parseJson<{ severity?: unknown }>(job.overrides, {});
+  const severity = typeof overrides.severity === 'string' ? overrides.severity : ctx.workflow?.severity;
+  return severity && SEVERITY_VALUES.has(severity) ? severity : null;
+}
+
 /** The message an in_app job writes for its run (`feedId`: the step's feed, when it names one). */
 export function inAppMessage(job: JobRow, ctx: RunContext, controls: InAppControls, feedId: string | null): Insertable<MessageTable> {
   const render = renderContextFor(job, ctx);
@@ -56,6 +76,10 @@ export function inAppMessage(job: JobRow, ctx: RunContext, controls: InAppContro
     feed_id: feedId,
     feed_identifier: controls.feedIdentifier ?? null,
     job_key: job.id,
+    // The notifications family filters by these: copied now, so a filter reads the message alone.
+    severity: severityOf(job, ctx),
+    tags: ctx.workflow?.tags ?? '[]',
+    data: controls.data ? toJson(renderData(controls.data, render)) : null,
   });
 }
 

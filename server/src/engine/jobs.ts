@@ -124,6 +124,13 @@ export function messageRow(
     created_at: iso,
     updated_at: iso,
     job_key: null,
+    archived: 0,
+    archived_at: null,
+    snoozed_until: null,
+    redelivered_at: '[]',
+    severity: null,
+    tags: '[]',
+    data: null,
     ...fields,
   };
 }

@@ -4,6 +4,7 @@ import { schedulerLateness } from './metrics.ts';
 import { crashPoint, leaseMs, processWorker } from './lease.ts';
 import { advance } from './run.ts';
 import type { ExecutionDetail } from './types.ts';
+import { claimWakes, nextWake, releaseWakes, wakeMessages } from './snooze.ts';
 import { onScheduled } from './waits.ts';
 import { sweepChangeRows } from '../db/change-rows.ts';
 import { inTransaction, type Store } from '../db/store.ts';
@@ -20,6 +21,9 @@ import type { JobRow } from '../db/rows.ts';
 // a graceful stop hands its leases back at once. The same goes for the `pending` jobs of runs a
 // trigger or a scheduler was running (lease.ts): once their lease has run out, they are claimed and
 // their runs resumed, so a run never stays pending after its process died.
+//
+// Snoozed messages' wake-ups (message_wakes, snooze.ts) are claimed and run the same way, after
+// the jobs of each round.
 //
 // Timing: after a round that found nothing more to do, the scheduler sleeps until the next due job
 // (read from the jobs_due index), at most `pollMs` (other processes may schedule earlier jobs), and
@@ -120,6 +124,7 @@ export class Scheduler {
         .where('locked_by', '=', this.worker)
         .where('status', 'in', WAITING)
         .execute();
+      await releaseWakes(this.store, this.worker);
     } catch (err) {
       this.onError(err);
     }
@@ -179,12 +184,20 @@ export class Scheduler {
     return folded;
   }
 
+  /** Runs what is due: a batch of jobs, then a batch of snoozed messages' wake-ups; the larger number claimed. */
+  async runDue(now = Date.now()): Promise<number> {
+    const jobs = await this.runDueJobs(now);
+    const wakes = await claimWakes(this.store, this.worker, now, this.batch, this.leaseMs);
+    if (wakes.length > 0) this.fired += await wakeMessages(this.store, wakes, this.worker, new Date());
+    return Math.max(jobs, wakes.length);
+  }
+
   /**
    * Claims the due jobs (one batch) and runs them; the number claimed. The waits of the batch end in
    * one transaction, and what the runs read (their jobs, subscribers, workflows) is read once for
    * the batch: a burst of due jobs costs a few statements per job.
    */
-  async runDue(now = Date.now()): Promise<number> {
+  private async runDueJobs(now: number): Promise<number> {
     const claimed = await this.claim(now);
     if (claimed.length === 0) return 0;
     crashPoint('after-claim');
@@ -302,6 +315,8 @@ export class Scheduler {
         .executeTakeFirst();
       if (row?.run_at != null && (next === undefined || row.run_at < next)) next = Number(row.run_at);
     }
+    const wake = await nextWake(this.store, now);
+    if (wake !== undefined && (next === undefined || wake < next)) next = wake;
     return next;
   }
 

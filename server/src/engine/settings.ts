@@ -10,9 +10,14 @@ export interface EngineSettings {
   crashPoints: readonly string[];
   /** Let chat webhooks reach loopback, private and metadata addresses (webhook.ts): development only. */
   allowPrivateWebhooks: boolean;
+  /** The least time ahead a snooze may end (inbox/family.ts); tests shorten it. */
+  snoozeMinMs: number;
   /** The byte budget of one trigger: payload and overrides x recipients x steps (trigger.ts); past it, 422. */
   maxTriggerBytes: number;
 }
+
+/** A snooze's least length when nothing else is set: a minute, as Novu's. */
+export const DEFAULT_SNOOZE_MIN_MS = 60_000;
 
 /** A run's lease when nothing else is set: long enough for any step, short enough to resume soon. */
 export const DEFAULT_RUN_LEASE_MS = 60_000;
@@ -28,6 +33,7 @@ const current: EngineSettings = {
   runLeaseMs: DEFAULT_RUN_LEASE_MS,
   crashPoints: [],
   allowPrivateWebhooks: false,
+  snoozeMinMs: DEFAULT_SNOOZE_MIN_MS,
   maxTriggerBytes: DEFAULT_MAX_TRIGGER_BYTES,
 };
 

@@ -19,7 +19,8 @@ export function onScheduled(listener: (runAt: number) => void): () => void {
   return () => scheduledListeners.delete(listener);
 }
 
-function scheduled(runAt: number) {
+/** Tells this process's scheduler that something is due at `runAt` (epoch ms), so it wakes in time. */
+export function scheduled(runAt: number) {
   for (const listener of scheduledListeners) listener(runAt);
 }
 

@@ -8,6 +8,7 @@ import { RawJson, rawJson } from '../json.ts';
 import { buildAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
 import { loadEmbeds } from './embeds.ts';
 import { feedIdentifiers } from './messages.ts';
+import { VISIBLE } from './family-filter.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
 import { findSubscriber } from './subscribers.ts';
 import { FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
@@ -225,7 +226,8 @@ export class Feed {
 
     // The query's text is written by hand (a query builder per request showed in profiles; SQLite
     // prepares each shape once); only a payload filter's part comes from the builder.
-    const conditions = ['"subscriber_id" = ?', `"channel" = 'in_app'`];
+    // Archived and snoozed messages are out of this feed (the notifications family shows them).
+    const conditions = ['"subscriber_id" = ?', `"channel" = 'in_app'`, VISIBLE];
     const params: unknown[] = [internalId];
     if (query.read !== undefined) {
       conditions.push('"read" = ?');

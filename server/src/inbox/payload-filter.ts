@@ -50,20 +50,21 @@ export const MAX_FILTER_LEAVES = 100;
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
- * `message.payload` contains `filter` (partial deep equality: every leaf of the filter equals the
+ * `message.payload` (or `column`) contains `filter` (partial deep equality: every leaf of the filter equals the
  * value at its path; arrays compare whole). SQLite: one json_extract / json_type test per leaf.
  * PostgreSQL: jsonb containment (there an array matches when it contains the filter's elements).
  */
-export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>): RawBuilder<SqlBool> {
-  // The message's payload: the trigger's, stored once (db/payloads.ts), or its own (rows written before).
-  const payload = payloadOf('messages');
-  if (dialect === 'postgres') return sql<SqlBool>`${payload}::jsonb @> ${JSON.stringify(filter)}::jsonb`;
+export function payloadMatches(dialect: Dialect, filter: Record<string, unknown>, column: 'payload' | 'data' = 'payload'): RawBuilder<SqlBool> {
+  // The message's payload: the trigger's, stored once (db/payloads.ts), or its own (rows written
+  // before); `data` is the message's own column (the family's filters).
+  const document = column === 'payload' ? payloadOf('messages') : sql.ref('data');
+  if (dialect === 'postgres') return sql<SqlBool>`${document}::jsonb @> ${JSON.stringify(filter)}::jsonb`;
   const tests: ReturnType<typeof sql<SqlBool>>[] = [];
   const walk = (object: Record<string, unknown>, prefix: string) => {
     for (const [key, value] of Object.entries(object)) {
       const path = `${prefix}."${key}"`;
-      const extract = sql`json_extract(${payload}, ${path})`;
-      const type = sql`json_type(${payload}, ${path})`;
+      const extract = sql`json_extract(${document}, ${path})`;
+      const type = sql`json_type(${document}, ${path})`;
       if (isPlainObject(value)) {
         if (Object.keys(value).length === 0) tests.push(sql<SqlBool>`${type} = 'object'`);
         else walk(value, path);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { batched } from '../batched.ts';
-import { EVERY_SUBSCRIBER, type Change } from '../db/changes.ts';
+import { EVERY_SUBSCRIBER, type Change, type ChangeKind } from '../db/changes.ts';
 import type { Db } from '../db/index.ts';
 import type { UnseenCounter } from '../db/read.ts';
 import { payloadOf } from '../db/payloads.ts';
@@ -18,6 +18,12 @@ import { DEFAULT_STREAM_EVENT_BYTES, messagePreview, PREVIEW_TEXT_COLUMNS, type 
 //                              `feedIdentifier`, its step's feed, when it has one), at most
 //                              NOTIF_STREAM_EVENT_BYTES; `"preview": true` beside it when something
 //                              was cut or left out to fit (the client reads the message for the rest)
+//   {"id", "changed": what, "messageId"?}  a change of the notifications family (read, unread,
+//                              seen, archive, unarchive, snooze, unsnooze, complete, revert,
+//                              delete; wake for a snoozed message come back, told as a message
+//                              first), with the message's id when it was one message's: other
+//                              browser tabs refresh their counts and lists. Written like the
+//                              others, one at a time, its text shared by the subscriber's streams
 //   {"id", "refetch": true}    at connect without Last-Event-ID (what the client read may predate
 //                              it), and on a catch-up that missed more than the stream replays
 //                              (REPLAY messages, or NOTIF_STREAM_CATCH_UP_BYTES of events)
@@ -126,7 +132,7 @@ export function streamReads(db: Db, unseen: UnseenCounter, eventBytes = DEFAULT_
   return { after, readChars, newest, unseen };
 }
 
-type Event = { count: number } | { message: unknown; preview?: true } | { refetch: true };
+type Event = { count: number } | { message: unknown; preview?: true } | { refetch: true } | { changed: ChangeKind; messageId?: string };
 
 /**
  * The most bytes a catch-up (a reconnect's replay, or a live read of many messages) tells before
@@ -160,10 +166,16 @@ function eventText(id: string, event: Event): Buffer {
   return Buffer.from(`id: ${id}\ndata: ${sseJson({ id, ...event })}\n\n`);
 }
 
-/** The text of a message's event, built once for all the streams of its subscriber. */
+/** The text of a message's event, and of a family change's, built once for all the streams of its subscriber. */
 export interface MessageEvents {
   /** The event of a message read by StreamReads.after (the same row for every stream that read it). */
   of(row: PreviewRow, ids: EventIds): Buffer;
+  /**
+   * The event of a change of the notifications family (`what`, the change's), under the sealed id
+   * `id`: the subscriber's streams hear the same change object (db/changes.ts) and share its text
+   * when they have told the same messages.
+   */
+  changed(change: Change, what: ChangeKind, id: string): Buffer;
 }
 
 /**
@@ -173,6 +185,7 @@ export interface MessageEvents {
  */
 export function messageEvents(readChars: number, eventBytes = DEFAULT_STREAM_EVENT_BYTES): MessageEvents {
   const built = new WeakMap<PreviewRow, Buffer>();
+  const changes = new WeakMap<Change, Map<string, Buffer>>();
   return {
     of(row, ids) {
       const known = built.get(row);
@@ -183,6 +196,19 @@ export function messageEvents(readChars: number, eventBytes = DEFAULT_STREAM_EVE
       const { message, cut } = messagePreview(row, readChars, eventBytes - framing, (value) => Buffer.byteLength(sseJson(value)));
       const text = eventText(id, cut ? { message, preview: true } : { message });
       built.set(row, text);
+      return text;
+    },
+    changed(change, what, id) {
+      let byId = changes.get(change);
+      if (!byId) {
+        byId = new Map();
+        changes.set(change, byId);
+      }
+      const known = byId.get(id);
+      if (known) return known;
+      const event: Event = change.target === undefined ? { changed: what } : { changed: what, messageId: change.target };
+      const text = eventText(id, event);
+      byId.set(id, text);
       return text;
     },
   };
@@ -237,6 +263,7 @@ export class InboxStream {
   readonly hear = (change: Change): void => {
     this.#queue(async () => {
       if (change.messageId !== undefined || change.subscriberId === EVERY_SUBSCRIBER) await this.#catchUp();
+      if (change.what !== undefined) this.#tellChanged(change, change.what);
       await this.#count();
     });
   };
@@ -277,6 +304,11 @@ export class InboxStream {
 
   #tell(event: Event) {
     this.#out.push(eventText(this.#options.ids.seal(this.#lastSeq), event));
+  }
+
+  /** Tells a change of the notifications family, its text shared with the subscriber's other streams. */
+  #tellChanged(change: Change, what: ChangeKind) {
+    this.#out.push(this.#options.texts.changed(change, what, this.#options.ids.seal(this.#lastSeq)));
   }
 
   /**

@@ -74,6 +74,7 @@ export const MESSAGE_COLUMNS: Record<string, keyof MessageRow> = {
   payload: 'payload',
   overrides: 'overrides',
   contextKeys: 'context_keys',
+  archived: 'archived',
 };
 
 /**
@@ -124,6 +125,7 @@ export function messageView<J = never>(
     payload: json<Record<string, unknown>>(row.payload, {}),
     overrides: json<Record<string, unknown>>(row.overrides, {}),
     contextKeys: json<string[]>(row.context_keys, []),
+    archived: bool(row.archived),
   };
 }
 

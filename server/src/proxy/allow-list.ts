@@ -17,6 +17,12 @@ export const INBOX_ROUTES: InboxRoute[] = [
   { method: 'DELETE', path: /^\/v1\/messages\/(?<message>[^/]+)$/ },
   { method: 'GET', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/preferences$/ },
   { method: 'PATCH', path: /^\/v1\/subscribers\/(?<subscriber>[^/]+)\/preferences(?:\/[^/]+)?$/ },
+  // The subscriber notifications family.
+  { method: 'GET', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/notifications(?:\/count)?$/ },
+  { method: 'PATCH', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/notifications\/[^/]+\/(?:read|unread|archive|unarchive|snooze|unsnooze)$/ },
+  { method: 'PATCH', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/notifications\/[^/]+\/actions\/(?:primary|secondary)\/(?:complete|revert)$/ },
+  { method: 'DELETE', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/notifications\/[^/]+$/ },
+  { method: 'POST', path: /^\/v2\/subscribers\/(?<subscriber>[^/]+)\/notifications\/(?:read|seen|archive|read-archive|delete)$/ },
 ];
 
 /** The inbox endpoint a request is for, and the ids its path names; undefined when it is for none. */
