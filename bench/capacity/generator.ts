@@ -597,8 +597,8 @@ class LoadGenerator {
   }
 }
 
-function send(message: GeneratorMessage) {
-  process.send?.(message);
+function send(message: GeneratorMessage, sent?: () => void) {
+  process.send?.(message, undefined, {}, sent);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -616,8 +616,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     }
     const result = generator!.enter(command.phase);
     if (result) {
-      send({ type: 'result', result });
-      process.disconnect();
+      // Disconnect only once the result is written: a full steady state's result is megabytes,
+      // and a disconnect right after send() closed the channel with the message still queued.
+      send({ type: 'result', result }, () => process.disconnect());
     }
   });
 }
