@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -12,6 +12,34 @@ import { join, resolve } from 'node:path';
 // created on first start and dropped by dispose(), so test files stay isolated and run in parallel.
 
 const ROOT = resolve(import.meta.dirname, '../..');
+/**
+ * How a test starts the service: compiled (server/dist, as production runs it) when that build is
+ * newer than every file of server/src, else from source through tsx. A start under tsx costs about
+ * twice the CPU (measured: 4.3 to 5.4 s against 2.2 to 2.4 s on a busy machine), and the suites start
+ * the service a few hundred times; `npm run test:server` builds first (`npm run build:server`), and
+ * a test file run alone after an edit of server/src still tests the edited code, through tsx.
+ */
+export const SERVICE_COMMAND: readonly string[] = distIsFresh() ? ['server/dist/main.js'] : ['--import', 'tsx', 'server/src/main.ts'];
+
+/** Whether server/dist/main.js is newer than every file of server/src. */
+function distIsFresh(): boolean {
+  let built: number;
+  try {
+    built = statSync(join(ROOT, 'server/dist/main.js')).mtimeMs;
+  } catch {
+    return false;
+  }
+  const newest = (folder: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(folder, { withFileTypes: true }).map((entry) => {
+        const path = join(folder, entry.name);
+        return entry.isDirectory() ? newest(path) : statSync(path).mtimeMs;
+      }),
+    );
+  return newest(join(ROOT, 'server/src')) < built;
+}
+
 /** How long a starting service may take to print that it listens before it counts as hung (see start()). */
 const START_GUARD_MS = 90_000;
 /**
@@ -100,7 +128,7 @@ export class TestServer {
       await adminQuery(own.adminUrl, `CREATE DATABASE "${own.name}"`);
       own.created = true;
     }
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'serve', '--port', '0', '--db', this.dbPath, ...args], {
+    const child = spawn(process.execPath, [...SERVICE_COMMAND, 'serve', '--port', '0', '--db', this.dbPath, ...args], {
       cwd: ROOT,
       // DATABASE_URL wins over --db in the service: point it at this server's database too.
       env: {

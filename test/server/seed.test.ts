@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../server/src/db/index.ts';
 import { DEMO_SUBSCRIBER_IDS, seedDemo } from '../../server/src/seed.ts';
-import { expectErrorBody, TestServer } from './helpers.ts';
+import { expectErrorBody, SERVICE_COMMAND, TestServer } from './helpers.ts';
 import { allMessages, unseenCount } from './fixtures.ts';
 
 describe('demo seed', () => {
@@ -92,7 +92,7 @@ describe('demo seed', () => {
     const dir = mkdtempSync(join(tmpdir(), 'notif-seed-cli-'));
     const cli = (args: string[]) => {
       try {
-        return { code: 0, out: execFileSync(process.execPath, ['--import', 'tsx', 'server/src/main.ts', ...args], { encoding: 'utf8', stdio: 'pipe' }) };
+        return { code: 0, out: execFileSync(process.execPath, [...SERVICE_COMMAND, ...args], { encoding: 'utf8', stdio: 'pipe' }) };
       } catch (e) {
         const err = e as { status: number; stdout: string; stderr: string };
         return { code: err.status, out: err.stdout + err.stderr };

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Db } from '../../server/src/db/index.ts';
 import { KeyResolver, registerKey } from '../../server/src/db/keys.ts';
-import { expectErrorBody, KEYS, openTestDatabase, TestServer, watchSelects } from './helpers.ts';
+import { expectErrorBody, KEYS, openTestDatabase, SERVICE_COMMAND, TestServer, watchSelects } from './helpers.ts';
 
 // Unknown API keys (server/src/db/keys.ts): each costs one database lookup, so an unknown key is
 // remembered a few seconds (a client retrying a wrong key costs one lookup, not one a request), in
@@ -89,7 +89,7 @@ describe('unknown keys over HTTP', () => {
 
   it('a key made by `keys create` while the service runs works at once', async () => {
     const { execFileSync } = await import('node:child_process');
-    const key = execFileSync(process.execPath, ['--import', 'tsx', 'server/src/main.ts', 'keys', 'create', '--org', 'acme', '--env', 'later', '--db', server.dbPath], {
+    const key = execFileSync(process.execPath, [...SERVICE_COMMAND, 'keys', 'create', '--org', 'acme', '--env', 'later', '--db', server.dbPath], {
       cwd: join(import.meta.dirname, '../..'),
       env: { ...process.env, DATABASE_URL: server.postgres ? server.dbPath : '' },
       encoding: 'utf8',
