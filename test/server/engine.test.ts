@@ -8,6 +8,13 @@ import { dueAt, getNotification, messagesOfNotification, notificationOf, sleep, 
 // when endpoint 18 cancels them first.
 
 const inbox = (body: string) => ({ name: `inbox-${body}`, type: 'in_app', controlValues: { body } });
+/**
+ * The second wait of 'twice': long enough to read the run between its two waits (a loaded machine
+ * took more than a second from the first message to that read, and found the second wait over).
+ */
+const MIDDLE_WAIT_S = 5;
+/** The second wait of 'twice-slowly': the test cancels within it. */
+const SECOND_WAIT_S = 60;
 const delay = (amount: number, unit = 'seconds', name = 'wait') => ({ name, type: 'delay', controlValues: { amount, unit } });
 
 async function firstMessage(server: TestServer, subscriberId: string, timeoutMs = 8000) {
@@ -23,7 +30,14 @@ describe('delay steps', { concurrency: true }, () => {
     await createWorkflow(server, {
       workflowId: 'twice',
       name: 'Twice',
-      steps: [delay(1, 'seconds', 'w1'), inbox('first'), delay(1, 'seconds', 'w2'), { name: 'mail', type: 'email', controlValues: { body: 'x' } }, inbox('second')],
+      steps: [delay(1, 'seconds', 'w1'), inbox('first'), delay(MIDDLE_WAIT_S, 'seconds', 'w2'), { name: 'mail', type: 'email', controlValues: { body: 'x' } }, inbox('second')],
+    });
+    // As 'twice', with a second wait long enough to cancel in, however busy the machine (on a loaded
+    // one, a second passed between the first message and the cancel, and the second step had run).
+    await createWorkflow(server, {
+      workflowId: 'twice-slowly',
+      name: 'Twice slowly',
+      steps: [delay(1, 'seconds', 'w1'), inbox('first'), delay(SECOND_WAIT_S, 'seconds', 'w2'), { name: 'mail', type: 'email', controlValues: { body: 'x' } }, inbox('second')],
     });
   });
   after(() => server.dispose());
@@ -95,16 +109,17 @@ describe('delay steps', { concurrency: true }, () => {
   });
 
   it('cancels the rest of a run after some steps ran: the second step never comes', async () => {
-    const t = await triggerEvent(server, { name: 'twice', to: 'd-half' });
+    const t = await triggerEvent(server, { name: 'twice-slowly', to: 'd-half' });
     const n = await notificationOf(server, t.transactionId);
     await firstMessage(server, 'd-half');
     const mid = await getNotification(server, n._id);
     assert.equal(mid.jobs[2].status, 'delayed');
     assert.equal((await server.delete(`/v1/events/trigger/${t.transactionId}`)).body, true);
-    await sleep(Math.max(0, dueAt(mid.jobs[2]) - Date.now()) + 1500);
-    const messages = await messagesOfNotification(server, n._id);
-    assert.deepEqual(messages.map((m: any) => m.channel), ['in_app']);
+    // Canceled jobs are never claimed again (the cancel clears their due time).
     const done = await getNotification(server, n._id);
     assert.deepEqual(done.jobs.map((j: any) => j.status), ['completed', 'completed', 'canceled', 'canceled', 'canceled']);
+    await sleep(1500);
+    const messages = await messagesOfNotification(server, n._id);
+    assert.deepEqual(messages.map((m: any) => m.channel), ['in_app']);
   });
 });
