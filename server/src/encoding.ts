@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions } from 'node:zlib';
 
 // Answers of THRESHOLD bytes and more are compressed when the request accepts it: brotli, else gzip
-// (plugins/compression.ts; the feed's answer cache keeps its answers compressed alike).
+// (plugins/compression.ts; the feed's answers, inbox/answer.ts, alike).
 // Our answers are JSON held whole in memory (a feed page of 100 full messages is about 270 KB), so
 // they are compressed in one synchronous call: a streaming compressor (what @fastify/compress
 // does) allocates an encoder and a 4 MB window per answer and hops through the thread pool; for a

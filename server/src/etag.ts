@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-// Entity tags of JSON answers: the feed's (its answer cache) and the proxy's for what it rewrites.
+// Entity tags of JSON answers: the feed's (inbox/answer.ts) and the proxy's for what it rewrites.
 
 /** Characters of the base64url SHA-256 a tag keeps: 27 of them hold 160 bits. */
 const TAG_LENGTH = 27;

@@ -37,3 +37,38 @@ export async function withPayloads<T extends WithPayload>(store: Pick<Store, 'ky
 export function payloadOf(table: string): RawBuilder<string> {
   return sql<string>`coalesce((select p.payload from payloads as p where p.id = ${sql.ref(`${table}.payload_id`)}), ${sql.ref(`${table}.payload`)})`;
 }
+
+/**
+ * How old an unreferenced payload must be before the sweep deletes it. A trigger to topics stores
+ * its payload before the pages of their subscribers' runs that refer to it are written (in the
+ * background, minutes for millions of subscribers), so a young payload with nothing referring to
+ * it yet may be one still in use.
+ */
+export const PAYLOAD_SWEEP_GRACE_MS = 24 * 60 * 60 * 1000;
+/** Payloads one step of the sweep looks at. */
+export const PAYLOAD_SWEEP_STEP = 1000;
+
+/**
+ * One step of the sweep of stored payloads: of the payloads after `after` in id order (ids begin
+ * with their creation time), up to `limit` of them, deletes those older than PAYLOAD_SWEEP_GRACE_MS
+ * that no notification, job or message refers to (a trigger that reached nobody: an empty topic,
+ * every member excluded). Returns the last id looked at, or undefined once the table's end was
+ * reached (the next sweep starts again from the first), and how many were deleted.
+ */
+export async function sweepPayloads(store: Pick<Store, 'kysely'>, after: string | undefined, now = Date.now(), limit = PAYLOAD_SWEEP_STEP): Promise<{ last?: string; deleted: number }> {
+  let page = store.kysely.selectFrom('payloads').select('id').orderBy('id').limit(limit);
+  if (after !== undefined) page = page.where('id', '>', after);
+  const ids = (await page.execute()).map((row) => row.id);
+  if (ids.length === 0) return { deleted: 0 };
+  const before = new Date(now - PAYLOAD_SWEEP_GRACE_MS).toISOString();
+  const unreferenced = (table: 'notifications' | 'jobs' | 'messages') => sql<boolean>`not exists (select 1 from ${sql.table(table)} as r where r.payload_id = payloads.id)`;
+  const result = await store.kysely
+    .deleteFrom('payloads')
+    .where('id', 'in', ids)
+    .where('created_at', '<', before)
+    .where(unreferenced('notifications'))
+    .where(unreferenced('jobs'))
+    .where(unreferenced('messages'))
+    .executeTakeFirst();
+  return { last: ids.length < limit ? undefined : ids.at(-1), deleted: Number(result.numDeletedRows) };
+}
