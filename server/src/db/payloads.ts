@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { parseJson, toJson } from '../json.ts';
 import type { Store } from './store.ts';
 
 // A trigger's payload and overrides are stored once (the payloads table, migration 0013), not in
@@ -30,6 +31,62 @@ export async function withPayloads<T extends WithPayload>(store: Pick<Store, 'ky
     row.payload = found.payload;
     if (row.overrides !== undefined) row.overrides = found.overrides;
   }
+  return rows;
+}
+
+/**
+ * A digest job's events as it keeps them (its `digest` column): each event the payload of a trigger
+ * it collected, in order. An event whose trigger stored its payload apart is kept as that payload's
+ * id (at the same index of `payloadIds`, the event itself `{}`), not as a copy: a digest of many
+ * large payloads would otherwise hold each one again. Events kept before hold the payload itself
+ * (no `payloadIds`, or null at their index).
+ */
+interface KeptDigest {
+  events?: unknown[];
+  payloadIds?: (string | null)[];
+}
+
+/** The `digest` text with the payload of `job` (its trigger's) added as the last event, by reference when stored apart. */
+export function addDigestEvent(digest: string | null, job: WithPayload): string {
+  const kept = parseJson<KeptDigest & Record<string, unknown>>(digest, {});
+  const events = kept.events ?? [];
+  const payloadIds = kept.payloadIds ?? events.map(() => null);
+  if (job.payload_id) {
+    events.push({});
+    payloadIds.push(job.payload_id);
+  } else {
+    events.push(parseJson<unknown>(job.payload, {}));
+    payloadIds.push(null);
+  }
+  return toJson({ ...kept, events, payloadIds });
+}
+
+/** The number of events a `digest` text holds. */
+export function digestEventCount(digest: string | null): number {
+  return parseJson<KeptDigest>(digest, {}).events?.length ?? 0;
+}
+
+/**
+ * `rows` (jobs) with the events of their `digest` put back whole: each event kept as a stored
+ * payload's id replaced by that payload, read once per payload. What a run renders and what the
+ * API shows; a digest written back must be the kept one (addDigestEvent), never this.
+ */
+export async function withDigestEvents<T extends { digest: string | null }>(store: Pick<Store, 'kysely'>, rows: T[]): Promise<T[]> {
+  const kept = rows.map((row) => (row.digest?.includes('"payloadIds"') ? parseJson<KeptDigest & Record<string, unknown>>(row.digest, {}) : undefined));
+  const ids = [...new Set(kept.flatMap((digest) => (digest?.payloadIds ?? []).filter((id): id is string => typeof id === 'string')))];
+  const stored =
+    ids.length === 0 ? [] : await store.kysely.selectFrom('payloads').select(['id', 'payload']).where('id', 'in', ids).execute();
+  const byId = new Map(stored.map((row) => [row.id, row.payload]));
+  rows.forEach((row, index) => {
+    const digest = kept[index];
+    if (!digest) return;
+    const { payloadIds = [], ...rest } = digest;
+    const events = (digest.events ?? []).map((event, position) => {
+      const id = payloadIds[position];
+      return id ? parseJson<unknown>(byId.get(id), {}) : event;
+    });
+    row.digest = toJson({ ...rest, events });
+  });
   return rows;
 }
 
