@@ -17,13 +17,37 @@ interface WithPayload {
 }
 
 /**
+ * A stored payload (with its overrides) of more than this many bytes is read by a statement of its
+ * own, the event loop free before each: on SQLite a read runs on the event loop, and ten 1 MB
+ * payloads read at once held it for the whole 10 MB.
+ */
+const LARGE_PAYLOAD_BYTES = 256 * 1024;
+
+/**
  * `rows` with the payload (and overrides, for rows that have the column) each refers to put in
  * their own columns, read once per payload: rows that hold their own are left as they are.
  */
 export async function withPayloads<T extends WithPayload>(store: Pick<Store, 'kysely'>, rows: T[]): Promise<T[]> {
   const ids = [...new Set(rows.flatMap((row) => (row.payload_id && row.payload === STORED_APART ? [row.payload_id] : [])))];
   if (ids.length === 0) return rows;
-  const stored = await store.kysely.selectFrom('payloads').select(['id', 'payload', 'overrides']).where('id', 'in', ids).execute();
+  // Small payloads in one statement; a large one's text left out, and read on its own below.
+  const found = await store.kysely
+    .selectFrom('payloads')
+    .select(['id', 'bytes'])
+    .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then payload end`.as('payload'))
+    .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then overrides end`.as('overrides'))
+    .where('id', 'in', ids)
+    .execute();
+  const stored: { id: string; payload: string; overrides: string }[] = [];
+  for (const row of found) {
+    if (row.payload !== null && row.overrides !== null) {
+      stored.push({ id: row.id, payload: row.payload, overrides: row.overrides });
+      continue;
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const large = await store.kysely.selectFrom('payloads').select(['id', 'payload', 'overrides']).where('id', '=', row.id).executeTakeFirst();
+    if (large) stored.push(large);
+  }
   const byId = new Map(stored.map((row) => [row.id, row]));
   for (const row of rows) {
     const found = row.payload_id && row.payload === STORED_APART ? byId.get(row.payload_id) : undefined;
