@@ -12,7 +12,6 @@
  *   npm run bench:capacity -- --users 1000 --debug          about a minute of load (10 s warm-up, 40 s steady)
  *
  * Options: --warmup S (default 60), --steady S (default 180), --processes P (SQLite 1, PostgreSQL 2),
- * --feed-cache-mb MB (NOTIF_FEED_CACHE_MB for the service; 0 turns the answer cache off),
  * --profile (node --cpu-prof on every service process, summarised for the steady state),
  * --min-messages / --max-messages (each user's seeded history, default 50 and 100),
  * --ramp-concurrency C (users connecting at once before the load, default 32),
@@ -27,7 +26,7 @@
  * balancer (bench/capacity/balancer.ts, with several service processes) and the load generator
  * (bench/capacity/generator.ts) each run in processes of their own; this one seeds the database,
  * runs the phases' clock, samples every process's CPU time and RSS from /proc once a second,
- * scrapes each service's /metrics (event loop delay, the answer cache's hits, time by route) at
+ * scrapes each service's /metrics (event loop delay, time by route) at
  * the steady state's start and end, and reports; bench/out/capacity-<database>-<N>-<time>.json
  * keeps every figure of each run.
  *
@@ -81,7 +80,6 @@ const { values: opts } = parseArgs({
     steady: { type: 'string' },
     drain: { type: 'string', default: '5' },
     debug: { type: 'boolean', default: false },
-    'feed-cache-mb': { type: 'string' },
     profile: { type: 'boolean', default: false },
     'min-messages': { type: 'string', default: '50' },
     'max-messages': { type: 'string', default: '100' },
@@ -294,7 +292,6 @@ async function startServices(location: string, users: number, profileDir: string
     NOTIF_MAX_STREAMS: String(users + SPARE_FILES),
   };
   delete env.DATABASE_URL;
-  if (opts['feed-cache-mb'] !== undefined) env.NOTIF_FEED_CACHE_MB = opts['feed-cache-mb'];
   const nodeFlags = opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   if (opts['trace-sql']) {
     nodeFlags.push('--require', join(ROOT, 'bench/capacity/sql-trace.cjs'));
@@ -516,7 +513,6 @@ async function runOnce(users: number): Promise<RunResult> {
       users,
       database: DATABASE,
       processes: PROCESSES,
-      feedCacheMb: opts['feed-cache-mb'] ?? 'default',
       arrivalScale: ARRIVAL_SCALE,
       warmupSeconds: WARMUP_SECONDS,
       when: new Date().toISOString(),
@@ -536,10 +532,6 @@ async function runOnce(users: number): Promise<RunResult> {
         p50Ms: (m.notif_nodejs_eventloop_lag_p50_seconds ?? NaN) * 1000,
         p99Ms: (m.notif_nodejs_eventloop_lag_p99_seconds ?? NaN) * 1000,
         maxMs: (m.notif_nodejs_eventloop_lag_max_seconds ?? NaN) * 1000,
-      })),
-      feedCache: metricsAtEnd.map((m, i) => ({
-        hits: (m.notif_feed_cache_hits_total ?? 0) - (metricsAtStart[i]!.notif_feed_cache_hits_total ?? 0),
-        misses: (m.notif_feed_cache_misses_total ?? 0) - (metricsAtStart[i]!.notif_feed_cache_misses_total ?? 0),
       })),
       balancer: balancerStats,
       routes: routeTimes(metricsAtStart, metricsAtEnd, wall),

@@ -2,9 +2,8 @@
  * Server throughput: requests per second of the feed (limit 20) and the unseen count on 100,000
  * in-app messages over 1,000 subscribers (SQLite), next to a bare Node `http` server answering `{}`,
  * on the same machine in the same run. Servers run in their own processes; autocannon loads them
- * from this one. The feed is measured twice: as served (every page asked again, so after the
- * warm-up from the answer cache, as a reopened bell or another tab's page is) and by a second
- * service process with the cache off (every page read from the database).
+ * from this one. Every feed page is read from the database and put together anew (the service keeps
+ * no answers).
  *
  *   npm run bench:server                      # 10 s per target
  *   BENCH_SECONDS=5 BENCH_MESSAGES=20000 npm run bench:server
@@ -20,7 +19,6 @@ import { openDatabase } from '../server/src/db/index.ts';
 import { registerKey } from '../server/src/db/keys.ts';
 import { newId } from '../server/src/ids.ts';
 import { newSubscriberRow } from '../server/src/engine/subscribers.ts';
-import { sweepChangeRows } from '../server/src/db/change-rows.ts';
 // @ts-expect-error a plain .mjs module without declarations
 import { serviceCommand } from '../scripts/service.mjs';
 
@@ -142,17 +140,9 @@ export async function makeDatabase(path: string) {
     }
     if (batch.length) await trx.insertInto('messages').values(batch).execute();
   });
-  // PostgreSQL: as a running service leaves it, not as a bulk load does for a minute: the change
-  // rows the load wrote (one a message) folded, as the scheduler's sweep folds them (else the first
-  // read of each subscriber's page folds its 100 rows during the run); then as autovacuum leaves a
-  // table that has stopped growing (visibility map set, so the counts' index-only scans skip the
-  // heap; statistics).
+  // PostgreSQL: as autovacuum leaves a table that has stopped growing, not as a bulk load does for a
+  // minute (visibility map set, so the counts' index-only scans skip the heap; statistics).
   if (db.dialect == 'postgres') {
-    for (const table of ['inbox_changes', 'template_changes'] as const) {
-      let last: string | undefined;
-      do last = (await sweepChangeRows(db.kysely, table, last)).last;
-      while (last !== undefined);
-    }
     await sql`vacuum analyze`.execute(db.kysely);
   }
   await db.close();
@@ -235,14 +225,6 @@ async function main() {
       NOTIF_API_KEYS: `${KEY}=bench/production`,
     });
     children.push(service.child);
-    // The same service with the feed's answer cache off (NOTIF_FEED_CACHE_MB=0), on the same
-    // database: what every request costs when it is not answered from the cache (a first visit, a
-    // page just changed).
-    const uncached = await startProcess([...nodeFlags, ...command, 'serve', '--port', '0', '--db', dbPath, '--no-seed'], {
-      NOTIF_API_KEYS: `${KEY}=bench/production`,
-      NOTIF_FEED_CACHE_MB: '0',
-    });
-    children.push(uncached.child);
 
     const auth = { authorization: `ApiKey ${KEY}` };
     const subscribers = Array.from({ length: SUBSCRIBERS }, (_, i) => `user-${i}`);
@@ -258,12 +240,9 @@ async function main() {
     await load('service GET /health', service.url, ['/health']);
     const compressed = { ...auth, 'accept-encoding': 'br, gzip' };
     await load('feed, limit 20', service.url, feedPaths, auth);
-    // The full Message as a browser (or any HTTP client that takes compression) asks for it: its
-    // 1,000 answers fit the cache compressed; uncompressed above (53 MB) they do not fit 32 MB.
+    // The full Message as a browser (or any HTTP client that takes compression) asks for it.
     await load('feed, limit 20 (br)', service.url, feedPaths, compressed);
     await load('feed, limit 20, as the elements ask (fields, br)', service.url, askedPaths, compressed);
-    await load('feed, limit 20 (cache off)', uncached.url, feedPaths, auth);
-    await load('feed, limit 20, as the elements ask (fields, br) (cache off)', uncached.url, askedPaths, compressed);
     await load('unseen count', service.url, subscribers.map((s) => `/v1/subscribers/${s}/notifications/unseen`), auth);
 
     const bareRps = results[0]!.rps;

@@ -35,7 +35,17 @@ export interface ProfileSummary {
   topSelf: { name: string; where: string; ms: number; share: number }[];
   byArea: { area: string; ms: number; share: number }[];
   ownInclusive: { name: string; where: string; ms: number; share: number }[];
+  /**
+   * The longest stretches of samples without an idle one between them: how long the event loop was
+   * held at once (several callbacks run back to back count as one), each with the service's own
+   * functions that took most of it (inclusive).
+   */
+  longestTasks: { startMs: number; ms: number; own: { name: string; where: string; ms: number }[] }[];
 }
+
+/** Longest tasks a summary lists, and the service's functions named for each. */
+const LONGEST_TASKS = 25;
+const FUNCTIONS_PER_TASK = 4;
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -125,6 +135,29 @@ export function summarizeProfile(profile: CpuProfile, options: { top?: number; f
     selfByNode.set(nodeId, (selfByNode.get(nodeId) ?? 0) + weight);
   });
 
+  // The longest stretches of busy samples (see ProfileSummary.longestTasks).
+  const isIdle = (nodeId: number) => byId.get(nodeId)!.callFrame.functionName === '(idle)';
+  const tasks: { startMs: number; ms: number; samples: { nodeId: number; ms: number }[] }[] = [];
+  let current: (typeof tasks)[number] | undefined;
+  let clock = profile.startTime;
+  profile.samples.forEach((nodeId, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    clock += delta;
+    const inWindow =
+      (options.fromMicroseconds === undefined || clock >= options.fromMicroseconds) && (options.toMicroseconds === undefined || clock <= options.toMicroseconds);
+    if (!inWindow || isIdle(nodeId)) {
+      current = undefined;
+      return;
+    }
+    const weight = (profile.timeDeltas[i + 1] ?? delta) / 1000;
+    if (!current) {
+      current = { startMs: (clock - profile.startTime) / 1000, ms: 0, samples: [] };
+      tasks.push(current);
+    }
+    current.ms += weight;
+    current.samples.push({ nodeId, ms: weight });
+  });
+
   const keyOf = (node: ProfileNode) => `${node.callFrame.functionName || '(anonymous)'}\u0000${whereOf(node.callFrame.url, node.callFrame.lineNumber + 1, node.callFrame.functionName)}`;
   const self = new Map<string, number>();
   const areas = new Map<string, number>();
@@ -160,7 +193,38 @@ export function summarizeProfile(profile: CpuProfile, options: { top?: number; f
         const [name, where] = key.split('\u0000') as [string, string];
         return { name, where, ms, share: ms / busyMs };
       });
+  const longestTasks = tasks
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, LONGEST_TASKS)
+    .map((task) => {
+      const own = new Map<string, number>();
+      for (const sample of task.samples) {
+        const seen = new Set<string>();
+        for (let id: number | undefined = sample.nodeId; id !== undefined; id = parentOf.get(id)) {
+          const ancestor = byId.get(id)!;
+          const mine = /\/server\/dist\//.test(ancestor.callFrame.url);
+          const key = mine ? keyOf(ancestor) : undefined;
+          if (!key || seen.has(key)) continue;
+          seen.add(key);
+          own.set(key, (own.get(key) ?? 0) + sample.ms);
+        }
+        // A sample outside the service's code (GC, a package) still counts, under its own name.
+        if (seen.size === 0) {
+          const key = keyOf(byId.get(sample.nodeId)!);
+          own.set(key, (own.get(key) ?? 0) + sample.ms);
+        }
+      }
+      const named = [...own.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, FUNCTIONS_PER_TASK)
+        .map(([key, ms]) => {
+          const [name, where] = key.split('\u0000') as [string, string];
+          return { name, where, ms };
+        });
+      return { startMs: task.startMs, ms: task.ms, own: named };
+    });
   return {
+    longestTasks,
     busyMs,
     idleMs,
     windowMs: windowEnd > windowStart ? (windowEnd - windowStart) / 1000 : 0,
@@ -189,6 +253,12 @@ export function formatProfileSummary(summary: ProfileSummary, title: string): st
     '| the service\'s own functions, inclusive | time | share of busy |',
     '|---|---:|---:|',
     ...summary.ownInclusive.map((row) => `| ${row.name} (${row.where}) | ${row.ms.toFixed(0)} ms | ${percent(row.share)} |`),
+    '',
+    '| longest tasks (the event loop held at once) | at (s into the profile) | what took it (inclusive) |',
+    '|---:|---:|---|',
+    ...summary.longestTasks.map(
+      (task) => `| ${task.ms.toFixed(1)} ms | ${(task.startMs / 1000).toFixed(1)} | ${task.own.map((row) => `${row.name} (${row.where}) ${row.ms.toFixed(1)} ms`).join('; ')} |`,
+    ),
   ];
   return lines.join('\n');
 }

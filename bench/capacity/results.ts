@@ -24,7 +24,6 @@ export interface RunResult {
   users: number;
   database: string;
   processes: number;
-  feedCacheMb: string;
   /** The trigger rates' factor (1: the model). */
   arrivalScale: number;
   warmupSeconds: number;
@@ -38,7 +37,6 @@ export interface RunResult {
   rss: { servicesMaxBytes: number; perServiceMaxBytes: number[]; generatorsMaxBytes: number; balancerMaxBytes?: number };
   openFiles: Record<string, number | undefined>;
   eventLoop: { p50Ms: number; p99Ms: number; maxMs: number }[];
-  feedCache: { hits: number; misses: number }[];
   balancer?: unknown;
   /** The services' own time by route over the steady state (their request-duration metrics); busyShare: the durations' sum over the wall time. */
   routes: { route: string; perSecond: number; meanMs: number; busyShare: number }[];
@@ -131,8 +129,7 @@ export function formatRun(run: RunResult): string {
     `### ${run.database}, ${processes}, ${run.users} users: ${run.verdict.meets ? 'within the budget' : 'OVER the budget'}`,
     '',
     `${run.when}, ${run.machine.cores} cores, Node ${run.node}; ${load.steadySeconds.toFixed(0)} s steady after ${run.warmupSeconds} s of warm-up ` +
-      `(ramp ${load.rampSeconds.toFixed(0)} s); history ${run.seed.messages} messages; feed answer cache ` +
-      `${run.feedCacheMb === 'default' ? 'on (default size)' : `NOTIF_FEED_CACHE_MB=${run.feedCacheMb}`}. ` +
+      `(ramp ${load.rampSeconds.toFixed(0)} s); history ${run.seed.messages} messages. ` +
       `${run.arrivalScale === 1 ? '' : `NOT THE MODEL: triggers at ${run.arrivalScale} times its rates. `}` +
       `Machine busy ${percent(run.machine.busyShare)} of its cores during the steady state, ${run.machine.othersCores.toFixed(2)} cores of it by other processes than these.`,
     '',
@@ -160,12 +157,7 @@ export function formatRun(run: RunResult): string {
   lines.push(`| this bench (seeding done; sampling) | ${cores(run.cpu.bench)} | | |`, '');
 
   run.eventLoop.forEach((e, i) => {
-    const cache = run.feedCache[i]!;
-    const asked = cache.hits + cache.misses;
-    lines.push(
-      `- Service ${i + 1}: event loop delay p50 ${ms(e.p50Ms)} ms, p99 ${ms(e.p99Ms)} ms, max ${ms(e.maxMs)} ms; feed answer cache ` +
-        `${run.feedCacheMb === '0' ? 'off' : asked ? `${cache.hits} hits of ${asked} (${percent(cache.hits / asked)})` : 'not asked'}.`,
-    );
+    lines.push(`- Service ${i + 1}: event loop delay p50 ${ms(e.p50Ms)} ms, p99 ${ms(e.p99Ms)} ms, max ${ms(e.maxMs)} ms.`);
   });
   load.generators.forEach((g, i) =>
     lines.push(`- Generator ${i + 1}: ${g.cpuShare.toFixed(2)} cores, event loop delay p99 ${ms(g.eventLoopP99Ms)} ms (max ${ms(g.eventLoopMaxMs)} ms).`),

@@ -9,7 +9,6 @@ import { openDatabase } from '../../server/src/db/index.ts';
 import { registerKey } from '../../server/src/db/keys.ts';
 import { newId } from '../../server/src/ids.ts';
 import { newSubscriberRow } from '../../server/src/engine/subscribers.ts';
-import { sweepChangeRows } from '../../server/src/db/change-rows.ts';
 import { integerBetween, seededRandom } from './random.ts';
 
 export const BENCH_KEY = 'bench_capacity_key';
@@ -185,14 +184,8 @@ export async function seedDatabase(options: SeedOptions): Promise<{ messages: nu
     if (postgres) {
       // The next message the service writes is numbered after the history.
       await sql`select setval('messages_seq_numbers', ${planned.length + 1}, false)`.execute(db.kysely);
-      // As a running service leaves the database, not as a bulk load does: the change rows the
-      // load wrote folded, as the scheduler's sweep folds them, then as autovacuum leaves a table
-      // that stopped growing (visibility map, statistics). (bench/server.ts does the same.)
-      for (const table of ['inbox_changes', 'template_changes'] as const) {
-        let last: string | undefined;
-        do last = (await sweepChangeRows(db.kysely, table, last)).last;
-        while (last !== undefined);
-      }
+      // As autovacuum leaves a table that stopped growing, not as a bulk load does (visibility map,
+      // statistics). (bench/server.ts does the same.)
       await sql`vacuum analyze`.execute(db.kysely);
     } else {
       await sql`analyze`.execute(db.kysely);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from './db/index.ts';
-import answerCache from './plugins/answer-cache.ts';
+import answers from './plugins/answers.ts';
 import auth from './plugins/auth.ts';
 import compression from './plugins/compression.ts';
 import connections, { CONNECTIONS_CHECK_MS, DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from './plugins/connections.ts';
@@ -58,8 +58,6 @@ export interface AppConfig {
    */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
-  /** Bytes of finished feed answers kept (inbox/answer-cache.ts), default 32 MB; 0 keeps none. */
-  feedCacheBytes?: number;
   /** The streams' caps (inbox/stream-slots.ts) and heartbeat (inbox/stream.ts); each has its default. */
   streams?: StreamOptions;
   /** How long a request may hold its idempotency key unanswered before it counts as abandoned (plugins/idempotency.ts). */
@@ -113,7 +111,7 @@ export async function buildApp(config: AppConfig): Promise<App> {
   await app.register(jsonBody);
   await app.register(connections);
   await app.register(database, { db: config.db });
-  await app.register(answerCache, { bytes: config.feedCacheBytes });
+  await app.register(answers);
   await app.register(metrics);
   if (config.pressure) await app.register(pressure, config.pressure);
   await app.register(validation);

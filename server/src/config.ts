@@ -12,8 +12,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_LISTEN_HEARTBEAT_MS } from './db/changes.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_QUERY_TIMEOUT_MS } from './db/index.ts';
 import { DEFAULT_MAX_TRIGGER_BYTES, DEFAULT_RUN_LEASE_MS, DEFAULT_SNOOZE_MIN_MS } from './engine/settings.ts';
-import { DEFAULT_CHANGE_SWEEP_MS, DEFAULT_SCHEDULER_POLL_MS } from './engine/scheduler.ts';
-import { FEED_CACHE_BYTES } from './plugins/answer-cache.ts';
+import { DEFAULT_PAYLOAD_SWEEP_MS, DEFAULT_SCHEDULER_POLL_MS } from './engine/scheduler.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './plugins/connections.ts';
 import {
   DEFAULT_BYTES_PER_ORGANIZATION,
@@ -43,7 +42,6 @@ export const DEFAULT_LOG_LEVEL = 'info';
 /** Below this many characters a metrics token is short enough to be guessed: main.ts warns. */
 export const MIN_METRICS_TOKEN_LENGTH = 32;
 
-const BYTES_PER_MEGABYTE = 1024 * 1024;
 const HIGHEST_PORT = 65_535;
 
 // --- Types of values ---------------------------------------------------------------------------
@@ -306,18 +304,12 @@ export const SETTINGS = {
     default: DEFAULT_SHUTDOWN_TIMEOUT_MS,
     description: 'on SIGTERM, how long requests and steps in flight may take; then the process exits, and what did not finish is resumed by another process (or the next start)',
   },
-  feedCacheMegabytes: {
-    variable: 'NOTIF_FEED_CACHE_MB',
-    type: numberType('megabytes', 'MB', 'number of megabytes', { zero: 'off' }),
-    default: FEED_CACHE_BYTES / BYTES_PER_MEGABYTE,
-    description:
-      "finished feed answers kept in memory and served again while the subscriber's inbox is unchanged (its version is read from the database); shared between environments (when full, one holding more than its share evicts its own answers first). docs/service.md, \"The feed's answer cache\", tells more",
-  },
-  changeSweepMs: {
-    variable: 'NOTIF_CHANGE_SWEEP_MS',
+  payloadSweepMs: {
+    variable: 'NOTIF_PAYLOAD_SWEEP_MS',
     type: numberType('milliseconds', 'MS', 'number of milliseconds', { zero: 'never' }),
-    default: DEFAULT_CHANGE_SWEEP_MS,
-    description: "PostgreSQL: how often the scheduler folds the feed versions' change rows of 1,000 more subscribers, beside its jobs",
+    default: DEFAULT_PAYLOAD_SWEEP_MS,
+    description:
+      "how often the scheduler looks at 1,000 more stored trigger payloads, beside its jobs, and deletes those more than a day old that no notification, job or message refers to (a trigger that reached nobody)",
   },
   maxStreams: {
     variable: 'NOTIF_MAX_STREAMS',
@@ -438,6 +430,25 @@ export const SETTINGS = {
     description: 'the least time ahead a snooze may end (snoozeUntil); a shorter one answers 422',
   },
 } satisfies Record<string, Setting<unknown>>;
+
+/**
+ * Variables earlier versions read and this one does not: each with what became of it. A deployment
+ * that still sets one starts as before (refusing it would stop a service over a setting that no
+ * longer does anything); main.ts prints a warning naming it, and the reference lists them.
+ */
+export const RETIRED_SETTINGS: Record<string, string> = {
+  NOTIF_FEED_CACHE_MB:
+    "the feed's answer cache is gone: under the load model nearly every feed request follows a change of the inbox, so a kept answer was almost never served again. ETags and 304 stay (the tag is a hash of the answer). A value set is ignored, with a warning at start",
+  NOTIF_CHANGE_SWEEP_MS:
+    "the feed versions' change rows it folded (PostgreSQL) went with the answer cache; the scheduler's sweep now deletes unreferenced stored payloads (NOTIF_PAYLOAD_SWEEP_MS). A value set is ignored, with a warning at start",
+};
+
+/** A warning for each retired variable `env` sets (RETIRED_SETTINGS). */
+export function retiredSettingWarnings(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(RETIRED_SETTINGS)
+    .filter(([variable]) => env[variable] !== undefined && env[variable] !== '')
+    .map(([variable, what]) => `warning: ${variable} is no longer read and is ignored: ${what}`);
+}
 
 type Settings = typeof SETTINGS;
 type ValueOf<S> = S extends { type: ValueType<infer T>; default: unknown } ? T : S extends { type: ValueType<infer T> } ? T | undefined : never;
@@ -578,9 +589,14 @@ function referenceTable(entries: Setting<unknown>[]): string {
 /** The reference of every setting, as docs/settings.md holds it between its markers. */
 export function settingsReference(): string {
   const all = Object.values(SETTINGS) as Setting<unknown>[];
+  const retired = Object.entries(RETIRED_SETTINGS).map(([variable, what]) => `| \`${variable}\` | ${cell(what)} |`);
   return `${referenceTable(all.filter((setting) => !setting.testOnly))}
 
 For tests only:
 
-${referenceTable(all.filter((setting) => setting.testOnly))}`;
+${referenceTable(all.filter((setting) => setting.testOnly))}
+
+No longer read (a value set is ignored, and the service warns at start, naming it):
+
+${['| variable | what became of it |', '|---|---|', ...retired].join('\n')}`;
 }

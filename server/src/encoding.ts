@@ -1,8 +1,9 @@
 import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, constants, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliOptions } from 'node:zlib';
+import type { Transform } from 'node:stream';
 
 // Answers of THRESHOLD bytes and more are compressed when the request accepts it: brotli, else gzip
-// (plugins/compression.ts; the feed's answer cache keeps its answers compressed alike).
+// (plugins/compression.ts; the feed's answers, inbox/answer.ts, alike).
 // Our answers are JSON held whole in memory (a feed page of 100 full messages is about 270 KB), so
 // they are compressed in one synchronous call: a streaming compressor (what @fastify/compress
 // does) allocates an encoder and a 4 MB window per answer and hops through the thread pool; for a
@@ -60,6 +61,11 @@ const gzipInPool = promisify(gzip);
 /** As `encode`, on the thread pool: for answers of POOL_THRESHOLD bytes and more. */
 export function encodeInPool(text: string | Buffer, encoding: 'br' | 'gzip', size = Buffer.byteLength(text)): Promise<Buffer> {
   return encoding === 'br' ? brotliInPool(text, brotliOptions(size)) : gzipInPool(text);
+}
+
+/** A compressor in `encoding` for a text of `size` bytes written to it in pieces (on the thread pool). */
+export function encoder(encoding: 'br' | 'gzip', size: number): Transform {
+  return encoding === 'br' ? createBrotliCompress(brotliOptions(size)) : createGzip();
 }
 
 /** `text` (of `size` bytes, when the caller knows it) compressed in `encoding` (brotli as above, or gzip). */

@@ -1,21 +1,15 @@
 import { createHash } from 'node:crypto';
 
-// Entity tags of JSON answers: the feed's (its answer cache) and the proxy's for what it rewrites.
+// Entity tags of JSON answers: the feed's (inbox/answer.ts) and the proxy's for what it rewrites.
 
 /** Characters of the base64url SHA-256 a tag keeps: 27 of them hold 160 bits. */
-const TAG_LENGTH = 27;
+export const TAG_LENGTH = 27;
 
 /** The entity tag of a text (whole, or in parts) sent uncompressed: a hash of it. The proxy tags what it rewrites so too. */
 export function entityTag(text: string | string[]): string {
   const hash = createHash('sha256');
   for (const part of typeof text === 'string' ? [text] : text) hash.update(part);
   return `"${hash.digest('base64url').slice(0, TAG_LENGTH)}"`;
-}
-
-/** As entityTag, for a large text: hashed on the thread pool (Web Crypto), not on the event loop. */
-export async function entityTagInPool(bytes: Buffer): Promise<string> {
-  const digest = Buffer.from(await crypto.subtle.digest('SHA-256', bytes));
-  return `"${digest.toString('base64url').slice(0, TAG_LENGTH)}"`;
 }
 
 /**

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { buildApp } from './app.ts';
 import { generateKey, registerKey } from './db/keys.ts';
-import { MIN_METRICS_TOKEN_LENGTH, readConfig, usage, UsageError, type Config, type KeyEntry } from './config.ts';
+import { MIN_METRICS_TOKEN_LENGTH, readConfig, retiredSettingWarnings, usage, UsageError, type Config, type KeyEntry } from './config.ts';
 import { openDatabase, type Db } from './db/index.ts';
 import { addMissingDemoWorkflows, seedDemo, isFresh } from './seed.ts';
 import { startPlayground } from './demo.ts';
@@ -11,8 +11,6 @@ import { configureEngine } from './engine/settings.ts';
 /** Exit codes: a usage error (a bad argument or setting), and any other failure. */
 const EXIT_USAGE = 2;
 const EXIT_FAILURE = 1;
-
-const BYTES_PER_MEGABYTE = 1024 * 1024;
 
 /** Makes the demo data in a new database and prints its development key. */
 async function seedFresh(db: Db): Promise<void> {
@@ -43,6 +41,7 @@ async function main(argv: string[]) {
     console.log(usage());
     return;
   }
+  for (const warning of retiredSettingWarnings(process.env)) console.error(warning);
   const [command = 'serve', subcommand] = config.command;
   // Every command may run the engine (seed triggers workflows): its settings first.
   configureEngine({
@@ -115,7 +114,6 @@ async function serve(config: Config) {
     rateLimit: config.rateLimit && { ...config.rateLimit, scope: config.rateLimitScope },
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
-    feedCacheBytes: Math.round(config.feedCacheMegabytes * BYTES_PER_MEGABYTE),
     metricsToken,
     pressure: {
       maxEventLoopDelayMs: config.maxEventLoopDelayMs,
@@ -143,7 +141,7 @@ async function serve(config: Config) {
   const playground = config.demo ? await startPlayground({ apiUrl: address, db }) : null;
   if (playground) console.log(`playground on ${playground.url}`);
   // Runs the steps that waited (delay, digest) when they are due, overdue ones first at start.
-  const scheduler = config.noScheduler ? null : new Scheduler(db, { pollMs: config.schedulerPollMs, sweepMs: config.changeSweepMs });
+  const scheduler = config.noScheduler ? null : new Scheduler(db, { pollMs: config.schedulerPollMs, sweepMs: config.payloadSweepMs });
   scheduler?.start();
 
   // Graceful shutdown: stop taking connections (new requests on kept-alive ones get 503), let the

@@ -76,8 +76,7 @@ describe('proxy: a place is held until the answer is written', { timeout: 90_000
   const held: HeldAnswer[] = [];
 
   before(async () => {
-    // A cache that keeps the 8 MB page, so the service answers each request quickly.
-    service = await new TestServer({ NOTIF_FEED_CACHE_MB: '128' }).start(['--no-seed']);
+    service = await new TestServer().start(['--no-seed']);
     await createWorkflow(service, { workflowId: 'note', name: 'Note', steps: [{ name: 'inbox', type: 'in_app', controlValues: { subject: 'Note {{payload.n}}', body: 'b' } }] });
     // A full page of 100 is about 8 MB: more than the kernel's buffers between the proxy and a
     // client that does not read take in (about 4 MB on loopback with Linux's default tcp_wmem).
@@ -85,7 +84,7 @@ describe('proxy: a place is held until the answer is written', { timeout: 90_000
     // (The write timeout is an option this version does not know yet: passed as a variable, not a literal.)
     const options: InboxProxyOptions & { writeTimeoutMs: number } = { serviceUrl: service.url, apiKey: KEYS.a, hmacKey: HMAC_KEY, maxInFlight: MAX_IN_FLIGHT, writeTimeoutMs: WRITE_TIMEOUT_MS };
     proxy = await listen(createInboxProxy(options));
-    // Once read whole, so the service keeps the page and answers the requests below at once.
+    // Once read whole: the service has compiled its schemas and read the pages from disk once.
     const warm = await fetch(`${proxy.url}${PAGE}`, { headers: as('ada') });
     assert.equal(warm.status, 200);
     await warm.arrayBuffer();

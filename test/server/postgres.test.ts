@@ -170,7 +170,7 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
     // feed asked for with 80 different projections and once without, and the unseen count, then
     // again after every connection of the service was ended (the pool makes new ones, which
     // prepare again), answer each the same.
-    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
+    const server = await new TestServer().start(['--no-seed']);
     try {
       await inAppWorkflow(server, 'named-note', { subject: 'S {{payload.i}}', body: 'B {{payload.i}}' });
       for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'named-note', to: 'named', payload: { i } });
@@ -201,11 +201,11 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
   });
 
   /**
-   * A service with the answer cache off serving one message ("S 1") to `subscriberId`; `alter` runs
+   * A service serving one message ("S 1") to `subscriberId`; `alter` runs
    * on its database between `reads` before and after (a next version migrating under it).
    */
   async function migratedUnder<T>(subscriberId: string, alter: string, reads: (server: TestServer) => Promise<T>) {
-    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '0' }).start(['--no-seed']);
+    const server = await new TestServer().start(['--no-seed']);
     try {
       await inAppWorkflow(server, 'migrated', { subject: 'S {{payload.i}}', body: 'B' });
       await triggerEvent(server, { name: 'migrated', to: subscriberId, payload: { i: 1 } });

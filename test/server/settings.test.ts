@@ -34,7 +34,7 @@ describe('numeric settings', () => {
     ['NOTIF_MAX_STREAMS', '2.5', /NOTIF_MAX_STREAMS must be a positive whole number, not '2.5'/],
     ['NOTIF_MAX_HEAP_BYTES', '0', /NOTIF_MAX_HEAP_BYTES must be a positive number of bytes, not '0'/],
     ['NOTIF_SHUTDOWN_TIMEOUT_MS', 'Infinity', /NOTIF_SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds/],
-    ['NOTIF_CHANGE_SWEEP_MS', '-5', /NOTIF_CHANGE_SWEEP_MS must be a number of milliseconds \(0: never\), not '-5'/],
+    ['NOTIF_PAYLOAD_SWEEP_MS', '-5', /NOTIF_PAYLOAD_SWEEP_MS must be a number of milliseconds \(0: never\), not '-5'/],
   ] as const) {
     it(`refuses ${name}=${value} with a usage error naming it`, () => {
       const { code, out } = serve({ [name]: value });
@@ -45,9 +45,32 @@ describe('numeric settings', () => {
   }
 
   it('starts with 0 where 0 means never, and with a setting set empty (as unset)', async () => {
-    const server = await new TestServer({ NOTIF_CHANGE_SWEEP_MS: '0', NOTIF_LISTEN_HEARTBEAT_MS: '', NOTIF_MAX_STREAMS: '20' }).start(['--no-seed']);
+    const server = await new TestServer({ NOTIF_PAYLOAD_SWEEP_MS: '0', NOTIF_LISTEN_HEARTBEAT_MS: '', NOTIF_MAX_STREAMS: '20' }).start(['--no-seed']);
     try {
       assert.equal((await server.get('/health')).status, 200);
+    } finally {
+      await server.dispose();
+    }
+  });
+});
+
+describe('settings no longer read', () => {
+  it('NOTIF_FEED_CACHE_MB and NOTIF_CHANGE_SWEEP_MS set (even to what was refused) start the service, with a warning naming each', async () => {
+    const server = await new TestServer({ NOTIF_FEED_CACHE_MB: '-1', NOTIF_CHANGE_SWEEP_MS: '200' }).start(['--no-seed']);
+    try {
+      assert.equal((await server.get('/health')).status, 200);
+      assert.match(server.output(), /warning: NOTIF_FEED_CACHE_MB is no longer read and is ignored/);
+      assert.match(server.output(), /warning: NOTIF_CHANGE_SWEEP_MS is no longer read and is ignored/);
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  it('a service without them warns of neither', async () => {
+    const server = await new TestServer({}).start(['--no-seed']);
+    try {
+      assert.equal((await server.get('/health')).status, 200);
+      assert.doesNotMatch(server.output(), /no longer read/);
     } finally {
       await server.dispose();
     }

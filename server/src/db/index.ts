@@ -22,7 +22,7 @@ export interface Db {
   changes: ChangeBus;
   /**
    * SQLite: runs a read (`?` placeholders) at once, without Kysely's machinery, which showed in
-   * profiles of the hot paths (the feed's versions on a cached answer: about a sixth of its CPU).
+   * profiles of the hot paths (the unseen count, the feed's page).
    * Undefined when a transaction is open on the connection (Kysely holds every other query until it
    * ends; a read now would see its uncommitted rows), and on PostgreSQL: then go through Kysely.
    */

@@ -353,7 +353,7 @@ export const migrations: Record<string, Migration> = {
   '0008_inbox_versions': {
     // SQLite: a version of each subscriber's inbox, which changes whenever anything a feed answer
     // shows could change, so the feed's answers can be kept and served again while it holds
-    // (server/src/inbox/answer-cache.ts). Triggers bump it in the writing transaction, whichever code
+    // (the feed's answer cache, removed since: 0015). Triggers bump it in the writing transaction, whichever code
     // writes: a message of the subscriber inserted, updated (any column) or deleted, and the
     // subscriber's own row (embedded in every message). Templates (workflows, embedded too) are
     // versioned per environment in template_versions. A bump is an upsert, so it counts whichever
@@ -531,6 +531,39 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('idempotency_keys').addColumn('subscriber_key', 'text').execute();
       await db.schema.alterTable('idempotency_keys').addColumn('bytes', 'integer', (column) => column.notNull().defaultTo(0)).execute();
       await db.schema.createIndex('idempotency_keys_subscriber').on('idempotency_keys').columns(['organization_id', 'subscriber_key', 'created_at']).execute();
+    },
+  },
+  '0015_no_feed_versions': {
+    // The feed's answer cache is gone (inbox/answer.ts), and with it what 0008 kept for it: the
+    // versions every write of a message, a subscriber or a workflow bumped (SQLite: triggers and
+    // template_versions; PostgreSQL: the change rows' statement triggers, their functions and
+    // tables). Each was one more write in every transaction that wrote messages.
+    async up(db: Kysely<any>) {
+      if (db.getExecutor().adapter instanceof PostgresAdapter) {
+        for (const [table, ops] of [
+          ['messages', ['insert', 'update', 'delete']],
+          ['subscribers', ['update']],
+          ['workflows', ['insert', 'update', 'delete']],
+        ] as const) {
+          for (const op of ops) await sql.raw(`drop trigger if exists ${table}_changed_${op} on ${table}`).execute(db);
+        }
+        for (const fn of ['messages_changed', 'subscribers_changed', 'workflows_changed']) await sql.raw(`drop function if exists ${fn}()`).execute(db);
+        for (const table of ['inbox_changes', 'template_changes']) await sql.raw(`drop table if exists ${table}`).execute(db);
+        return;
+      }
+      for (const trigger of [
+        'inbox_version_insert',
+        'inbox_version_delete',
+        'inbox_version_update',
+        'inbox_version_subscriber',
+        'template_version_insert',
+        'template_version_update',
+        'template_version_delete',
+      ]) {
+        await sql.raw(`drop trigger if exists ${trigger}`).execute(db);
+      }
+      await sql`drop table if exists template_versions`.execute(db);
+      await sql`alter table inbox_counts drop column version`.execute(db);
     },
   },
 };

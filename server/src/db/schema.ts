@@ -310,8 +310,6 @@ export interface Database {
   message_wakes: MessageWakeTable;
   /** SQLite only: kept by triggers (migration 0007), read by inbox/feed.ts. */
   inbox_counts: InboxCountTable;
-  /** SQLite only: bumped by triggers on every change of an environment's workflows (migration 0008). */
-  template_versions: { environment_id: string; version: number };
 }
 
 export interface InboxCountTable {
@@ -319,6 +317,4 @@ export interface InboxCountTable {
   total: number;
   unseen: number;
   unread: number;
-  /** Changes with anything a feed answer of the subscriber shows (migration 0008). */
-  version: number;
 }

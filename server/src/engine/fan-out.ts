@@ -31,11 +31,15 @@ import type { JobRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 
 /**
  * Runs per chunk (what a trigger hands the writer at once) and per transaction: within both
- * databases' limits on parameters, and on SQLite (whose statements block the event loop) small
- * enough that requests are answered between two transactions within tens of ms.
+ * databases' limits on parameters. On SQLite a transaction holds the one connection from its
+ * first statement to its commit (every other request's query waits for it, even while it yields
+ * to the event loop), so a transaction there is one chunk: a trigger to 100 subscribers is four
+ * transactions, and the requests that came meanwhile are answered between two. (Triggers made at
+ * the same time still share one: one recipient each, up to a chunk of them.) On PostgreSQL a
+ * transaction blocks nobody's queries: a batch takes many chunks, for one commit and one numbering.
  */
 const CHUNK = { sqlite: 25, postgres: 200 };
-const BATCH = { sqlite: 100, postgres: 1000 };
+const BATCH = { sqlite: 25, postgres: 1000 };
 /** Messages per insert statement (bulk.ts; on SQLite 7,400 parameters, within its 32,766). */
 const INSERT_ROWS = 200;
 

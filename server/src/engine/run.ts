@@ -1,4 +1,4 @@
-import { withPayloads } from '../db/payloads.ts';
+import { withDigestEvents, withPayloads } from '../db/payloads.ts';
 import { chatStep, emailStep, pushStep, smsStep } from './channels.ts';
 import { inAppStep } from './in-app.ts';
 import { executionDetail, finishJob, JobMovedError } from './jobs.ts';
@@ -71,15 +71,19 @@ export interface AdvanceOptions {
  * say). 'failed' when a job of the run failed, 'completed' when every one passed.
  */
 export async function advance(store: Store, notificationId: string, options: AdvanceOptions = {}): Promise<JobOutcome> {
-  const jobs = await withPayloads(
+  // Their payloads, and the payloads a digest of the run collected by reference (db/payloads.ts).
+  const jobs = await withDigestEvents(
     store,
-    options.jobs ??
-      (await store.kysely
-        .selectFrom('jobs')
-        .selectAll()
-        .where('notification_id', '=', notificationId)
-        .orderBy('step_index')
-        .execute()),
+    await withPayloads(
+      store,
+      options.jobs ??
+        (await store.kysely
+          .selectFrom('jobs')
+          .selectAll()
+          .where('notification_id', '=', notificationId)
+          .orderBy('step_index')
+          .execute()),
+    ),
   );
   let ctx: RunContext | undefined;
   let failed = false;

@@ -6,7 +6,7 @@ import { advance } from './run.ts';
 import type { ExecutionDetail } from './types.ts';
 import { claimWakes, nextWake, releaseWakes, wakeMessages } from './snooze.ts';
 import { onScheduled } from './waits.ts';
-import { sweepChangeRows } from '../db/change-rows.ts';
+import { sweepPayloads } from '../db/payloads.ts';
 import { inTransaction, type Store } from '../db/store.ts';
 import type { JobRow } from '../db/rows.ts';
 
@@ -37,8 +37,8 @@ const MIN_POLL_MS = 10;
 const DEFAULT_BATCH = 100;
 /** Jobs of a batch run at the same time, when nothing else is set. */
 const DEFAULT_CONCURRENCY = 4;
-/** PostgreSQL: how often a step of the change rows' sweep runs, when nothing else is set (0: never). */
-export const DEFAULT_CHANGE_SWEEP_MS = 60_000;
+/** How often a step of the stored payloads' sweep runs, when nothing else is set (0: never). */
+export const DEFAULT_PAYLOAD_SWEEP_MS = 60_000;
 /** After a round that claimed nothing, the least it sleeps before looking again (a job due now included). */
 const IDLE_MIN_SLEEP_MS = 5;
 
@@ -56,9 +56,8 @@ export interface SchedulerOptions {
   /** Where unexpected errors go (default console.error). */
   onError?: (err: unknown) => void;
   /**
-   * PostgreSQL: how often a step of the change rows' sweep runs (db/change-rows.ts: the rows of
-   * subscribers whose feed nobody reads are folded too; default DEFAULT_CHANGE_SWEEP_MS, 0 for
-   * never; NOTIF_CHANGE_SWEEP_MS).
+   * How often a step of the stored payloads' sweep runs (db/payloads.ts: payloads nothing refers
+   * to are deleted; default DEFAULT_PAYLOAD_SWEEP_MS, 0 for never; NOTIF_PAYLOAD_SWEEP_MS).
    */
   sweepMs?: number;
 }
@@ -81,7 +80,8 @@ export class Scheduler {
   private readonly sweepMs: number;
   private nextSweep = 0;
   private sweeping: Promise<unknown> | undefined;
-  private swept: { inbox_changes?: string; template_changes?: string } = {};
+  /** The last payload id the sweep looked at; undefined: it starts from the first. */
+  private swept: string | undefined;
   /** Jobs this process has run (woken waits and queued steps), for logs and tests. */
   fired = 0;
 
@@ -95,7 +95,7 @@ export class Scheduler {
     this.leaseMs = options.leaseMs ?? leaseMs();
     this.worker = options.worker ?? processWorker;
     this.onError = options.onError ?? ((err) => console.error('scheduler:', err));
-    this.sweepMs = options.sweepMs ?? DEFAULT_CHANGE_SWEEP_MS;
+    this.sweepMs = options.sweepMs ?? DEFAULT_PAYLOAD_SWEEP_MS;
     this.nextSweep = Date.now() + this.sweepMs;
   }
 
@@ -154,8 +154,8 @@ export class Scheduler {
       try {
         const claimed = await this.runDue();
         if (!this.running) break;
-        // (Beside the jobs, not before them: a step folding many subscribers takes a while.)
-        if (this.store.dialect === 'postgres' && this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
+        // (Beside the jobs, not before them.)
+        if (this.sweepMs > 0 && !this.sweeping && Date.now() >= this.nextSweep) {
           this.sweeping = this.sweep()
             .catch(this.onError)
             .finally(() => {
@@ -172,16 +172,12 @@ export class Scheduler {
     }
   }
 
-  /** One step of the change rows' sweep on each table (PostgreSQL), going on from where the last left off. */
+  /** One step of the stored payloads' sweep, going on from where the last left off; how many it deleted. */
   async sweep(): Promise<number> {
     this.nextSweep = Date.now() + this.sweepMs;
-    let folded = 0;
-    for (const table of ['inbox_changes', 'template_changes'] as const) {
-      const step = await sweepChangeRows(this.store.kysely, table, this.swept[table]);
-      this.swept[table] = step.last;
-      folded += step.folded;
-    }
-    return folded;
+    const step = await sweepPayloads(this.store, this.swept);
+    this.swept = step.last;
+    return step.deleted;
   }
 
   /** Runs what is due: a batch of jobs, then a batch of snoozed messages' wake-ups; the larger number claimed. */

@@ -1,4 +1,4 @@
-import { withPayloads } from '../db/payloads.ts';
+import { addDigestEvent, digestEventCount, withPayloads } from '../db/payloads.ts';
 import { sql } from 'kysely';
 import { parseJson, toJson } from '../json.ts';
 import { UNIT_MS, type DelayControls, type DigestControls, type TimeUnit } from './controls.ts';
@@ -97,16 +97,16 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
       (candidate) => storedStep(candidate)._id === step._id && digestValue(parseJson<Record<string, unknown>>(candidate.payload, {}), controls.digestKey) === value,
     );
     if (first) {
-      const digest = parseJson<{ events?: unknown[] }>(first.digest, {});
-      digest.events = [...(digest.events ?? []), payload];
+      // Its payload added by reference (the trigger stored it once), not copied.
+      const digest = addDigestEvent(first.digest, job);
       const merged = await trx.kysely
         .updateTable('jobs')
-        .set({ digest: toJson(digest), updated_at: iso })
+        .set({ digest, updated_at: iso })
         .where('id', '=', first.id)
         .where('status', '=', 'delayed')
         .executeTakeFirst();
       if (Number(merged.numUpdatedRows) === 1) {
-        const detail = executionDetail(ctx.now, 'Merged', `Digested into notification ${first.notification_id} (event ${digest.events.length})`, {
+        const detail = executionDetail(ctx.now, 'Merged', `Digested into notification ${first.notification_id} (event ${digestEventCount(digest)})`, {
           raw: toJson({ digestedNotificationId: first.notification_id, digestJobId: first.id }),
         });
         await finishJob(trx, job, 'merged', detail, ctx.now, job.provider_id, { digest: toJson({ ...parseJson(job.digest, {}), events: [] }) });
@@ -120,11 +120,11 @@ export const digestStep: StepHandler = async (store, job, ctx): Promise<JobOutco
       }
     }
     runAt = nowMs + windowMs(controls.amount, controls.unit);
-    const digest = { ...parseJson<Record<string, unknown>>(job.digest, {}), events: [payload] };
+    const digest = addDigestEvent(toJson({ ...parseJson<Record<string, unknown>>(job.digest, {}), events: [], payloadIds: [] }), job);
     const detail = executionDetail(ctx.now, 'Pending', `Digest window open until ${new Date(runAt).toISOString()}`, {
       raw: toJson({ runAt: new Date(runAt).toISOString(), digestKey: controls.digestKey ?? null }),
     });
-    await finishJob(trx, job, 'delayed', detail, ctx.now, job.provider_id, { run_at: runAt, digest: toJson(digest) });
+    await finishJob(trx, job, 'delayed', detail, ctx.now, job.provider_id, { run_at: runAt, digest });
     return 'waiting' as const;
   });
   if (runAt !== null) scheduled(runAt);

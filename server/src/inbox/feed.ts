@@ -1,11 +1,10 @@
-import { foldChangeRows, MAX_CHANGE_ROWS, type ChangeTable } from '../db/change-rows.ts';
 import { withPayloads } from '../db/payloads.ts';
 import type { Db } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
-import { keptCounts, read, readMany, type InboxCounts, type UnseenCounter } from '../db/read.ts';
+import { keptCounts, read, type InboxCounts, type UnseenCounter } from '../db/read.ts';
 import type { MessageRow } from '../db/rows.ts';
 import { RawJson, rawJson } from '../json.ts';
-import { buildAnswer, type Answer, type AnswerCache } from './answer-cache.ts';
+import { buildAnswer, type Answer } from './answer.ts';
 import { loadEmbeds } from './embeds.ts';
 import { feedIdentifiers } from './messages.ts';
 import { VISIBLE } from './family-filter.ts';
@@ -51,8 +50,7 @@ function columnList(columns: Iterable<string>): string {
 /**
  * The projection's field names, or undefined for the whole Message (no `fields`, or nothing named).
  * Only the Message's own fields, in its order, whatever the order or the other names given: one
- * projection is one answer (and one entry of the answer cache), so made-up names cannot fill the
- * cache and evict other subscribers' pages.
+ * projection is one answer (and one entity tag), however its names are written.
  */
 export function projection(value: string[] | undefined): Set<string> | undefined {
   const names = value?.flatMap((item) => item.split(',')).map((name) => name.trim()).filter(Boolean);
@@ -63,7 +61,7 @@ export function projection(value: string[] | undefined): Set<string> | undefined
 
 /**
  * The feed's body as JSON text, in parts: own text at even indexes, an embedded object's JSON at
- * odd ones (the answer cache keeps those once for every answer that holds them). A page's messages
+ * odd ones. A page's messages
  * share one subscriber and few templates: each embedded object is serialized once per page and
  * spliced into every message that holds it (the template is most of a message's bytes), instead of
  * once per message. JSON columns (rawJson) are spliced in as stored, never parsed. With a
@@ -126,67 +124,32 @@ export function feedParts(views: readonly object[], fields: Set<string> | undefi
 /** The feed's body as one JSON text. */
 export const feedJson = (...args: Parameters<typeof feedParts>) => feedParts(...args).join('');
 
-/** What a feed answer is kept under (the answer cache): its inbox's and templates' versions; on PostgreSQL, with how many change rows each sum read. */
-interface Versions {
-  inbox: number | null;
-  templates: number | null;
-  inboxRows?: number;
-  templateRows?: number;
-}
-
-/**
- * The versions an answer of the feed is kept under: the subscriber's inbox, the environment's
- * templates (migration 0008). SQLite: a row each, kept by triggers. PostgreSQL: sums of change
- * rows, with how many rows each sum read (POSTGRES_VERSIONS).
- */
-const SQLITE_VERSIONS = `select (select version from inbox_counts where subscriber_id = ?) as inbox, (select version from template_versions where environment_id = ?) as templates`;
-const POSTGRES_VERSIONS = `select k.n, i.inbox, t.templates, i.rows as "inboxRows", t.rows as "templateRows" from jsonb_array_elements(?::jsonb) with ordinality as k(v, n)
-   cross join lateral (select coalesce(sum(weight), 0)::bigint as inbox, count(*) as rows from inbox_changes where subscriber_id = k.v ->> 0) as i
-   cross join lateral (select coalesce(sum(weight), 0)::bigint as templates, count(*) as rows from template_changes where environment_id = k.v ->> 1) as t`;
-
 /** Internal ids remembered (see Feed); past this many the memory starts again. */
 const MAX_REMEMBERED_IDS = 50_000;
 
 export interface FeedOptions {
-  /** The feed's answers (the answer cache); null: none kept. */
-  cache: AnswerCache | null;
   /** The unseen count's one reader, shared with the streams (db/read.ts). */
   unseen: UnseenCounter;
-  /** Where an error of the background work goes (folding change rows). */
-  onError: (err: unknown, what: string) => void;
 }
 
 /** The feed and the unseen count of an app: what they remember between requests, and their reads. */
 export class Feed {
   readonly #db: Db;
-  readonly #cache: AnswerCache | null;
   readonly #unseen: UnseenCounter;
-  readonly #onError: FeedOptions['onError'];
   /**
    * A subscriber's internal id never changes (subscribers are not renamed; a removed one is
    * forgotten, see forget), so the lookup is remembered: a feed page without the embedded
    * subscriber and an unseen count need no subscriber row.
    */
   readonly #internalIds = new Map<string, string>();
-  /**
-   * PostgreSQL: a page's versions, for every request that reached them in one turn of the event
-   * loop, are one statement (db/read.ts, readMany; the unseen count is batched alike).
-   */
-  readonly #versionsOf?: (key: [subscriberId: string, environmentId: string]) => Promise<Versions>;
-  /** The subscribers (or environments) whose change rows are being folded: one fold at a time each. */
-  readonly #folding = new Set<string>();
-
   constructor(db: Db, options: FeedOptions) {
     this.#db = db;
-    this.#cache = options.cache;
     this.#unseen = options.unseen;
-    this.#onError = options.onError;
-    if (db.dialect === 'postgres') this.#versionsOf = readMany<[subscriberId: string, environmentId: string], Versions>(db, POSTGRES_VERSIONS);
   }
 
   /**
    * Endpoint 10: a page of the subscriber's in-app feed, newest first, paged from 0, `totalCount`
-   * the real number of matches; as a finished answer in `encoding`, kept in the answer cache.
+   * the real number of matches; as a finished answer in `encoding` (answer.ts).
    */
   async page(tenant: Tenant, subscriberId: string, query: FeedQuery, encoding: 'br' | 'gzip' | undefined): Promise<Answer> {
     const db = this.#db;
@@ -194,32 +157,6 @@ export class Feed {
     const feeds = feedIdentifiers(query.feedIdentifier);
     const fields = projection(query.fields);
 
-    // The answer cache (answer-cache.ts): keyed by the inbox's versions, read before anything the
-    // answer shows, so a kept answer is never older than the versions it is kept under. The key
-    // holds the query as validated (unknown parameters were dropped) and normalized; the payload
-    // filter as sent (its decoded form would write a number past a double's range as null).
-    let key: string | undefined;
-    const cache = this.#cache;
-    if (cache) {
-      const internalId = await this.#internalId(tenant, subscriberId);
-      const versions = await this.#versions(internalId, tenant.environmentId);
-      key = JSON.stringify([
-        tenant.environmentId,
-        internalId,
-        versions.inbox ?? 0,
-        versions.templates ?? 0,
-        query.page,
-        query.limit,
-        query.read ?? null,
-        query.seen ?? null,
-        query.payload ?? null,
-        feeds ? [...feeds].sort() : null,
-        fields ? [...fields] : null,
-        encoding ?? null,
-      ]);
-      const kept = cache.get(tenant.environmentId, key);
-      if (kept) return kept;
-    }
     const embedSubscriber = !fields || fields.has('subscriber');
     const subscriber = embedSubscriber ? await findSubscriber(db, tenant, subscriberId) : undefined;
     const internalId = subscriber?.id ?? (await this.#internalId(tenant, subscriberId));
@@ -277,9 +214,7 @@ export class Feed {
     if (large) await turnOfTheLoop();
     const parts = feedParts(views, fields, rest);
     if (large) await turnOfTheLoop();
-    const answer = await buildAnswer(parts, encoding);
-    if (cache && key) cache.set(tenant.environmentId, key, answer);
-    return answer;
+    return buildAnswer(parts, encoding);
   }
 
   /**
@@ -324,23 +259,5 @@ export class Feed {
       this.#internalIds.set(key, id);
     }
     return id;
-  }
-
-  /** The versions a page is kept under; on PostgreSQL, starts folding the change rows that piled up. */
-  async #versions(internalId: string, environmentId: string): Promise<Versions> {
-    if (!this.#versionsOf) return (await read<Versions>(this.#db, SQLITE_VERSIONS, [internalId, environmentId]))[0]!;
-    const versions = await this.#versionsOf([internalId, environmentId]);
-    if (versions.inboxRows! > MAX_CHANGE_ROWS) this.#startFold('inbox_changes', internalId);
-    if (versions.templateRows! > MAX_CHANGE_ROWS) this.#startFold('template_changes', environmentId);
-    return versions;
-  }
-
-  /** PostgreSQL: folds a subscriber's (or an environment's) change rows as they pile up (db/change-rows.ts), beside the request. */
-  #startFold(table: ChangeTable, key: string): void {
-    if (this.#folding.has(key)) return;
-    this.#folding.add(key);
-    foldChangeRows(this.#db.kysely, table, key)
-      .catch((err: unknown) => this.#onError(err, 'folding change rows failed'))
-      .finally(() => this.#folding.delete(key));
   }
 }

@@ -24,7 +24,7 @@ export const ACTION_STATUSES = ['pending', 'done'] as const;
  * The most a message action's `payload` may hold, in bytes of JSON (UTF-8). The result is stored
  * on the message and sent with it in every feed page and stream event; bounded only by the body
  * limit (1 MB), one subscriber could make each of its messages a megabyte, its feed page of 20 some
- * 20 MB (a third of a second of the process's time each, and the shared feed answer cache's room).
+ * 20 MB (a third of a second of the process's time each).
  * A button's result is a few fields.
  */
 export const MAX_ACTION_PAYLOAD_BYTES = 4096;

@@ -7,9 +7,8 @@ import { HttpError } from '../errors.ts';
  * default). A test arms a rule with `POST /__faults {method?, path, status, times?, retryAfter?}`;
  * the next `times` requests whose path contains `path` fail with `status` through the app's real
  * error handling (a 500 is an unexpected error with an errorId, as any other 500 would be).
- * `DELETE /__faults` disarms everything. Beside it, two test-only reads: `GET /__streams` (the
- * streams this process holds: the elements' tests count them) and `GET /__feed-cache` (the feed
- * answer cache's figures, null when off).
+ * `DELETE /__faults` disarms everything. Beside it, a test-only read: `GET /__streams` (the
+ * streams this process holds: the elements' tests count them).
  */
 interface Rule {
   method?: string;
@@ -50,7 +49,6 @@ const faults: FastifyPluginAsync = async (app) => {
   });
 
   app.get('/__streams', async () => app.db.changes.listeners);
-  app.get('/__feed-cache', async () => app.feedCache?.stats ?? null);
 };
 
-export default fp(faults, { name: 'faults', dependencies: ['db', 'answer-cache'] });
+export default fp(faults, { name: 'faults', dependencies: ['db'] });

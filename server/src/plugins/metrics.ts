@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/index.ts';
 import { engineRegistry } from '../engine/metrics.ts';
 
 // Metrics in Prometheus text (GET /metrics, routes/health.ts). What an app serves (request
-// durations, open connections, jobs, the feed's answer cache) is registered per app here; what the
+// durations, open connections, jobs) is registered per app here; what the
 // engine counts wherever it runs is one set per process (engine/metrics.ts), served beside them.
 
 export interface AppMetrics {
@@ -29,8 +29,8 @@ const DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 const MS_PER_SECOND = 1000;
 
 /**
- * The metrics of one app: request durations by route, open connections, due and running jobs, the
- * feed's answer cache. Needs the db and answer-cache plugins.
+ * The metrics of one app: request durations by route, open connections, due and running jobs.
+ * Needs the db plugin.
  */
 const metrics: FastifyPluginAsync = async (app) => {
   const registry = new Registry();
@@ -66,36 +66,6 @@ const metrics: FastifyPluginAsync = async (app) => {
       this.set(await countJobs(app.db, 'running'));
     },
   });
-  const cache = app.feedCache;
-  if (cache) {
-    // Counted by the cache itself; these read its figures when scraped.
-    new Counter({
-      name: 'notif_feed_cache_hits_total',
-      help: 'Feed requests answered from the answer cache',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(cache.hits);
-      },
-    });
-    new Counter({
-      name: 'notif_feed_cache_misses_total',
-      help: 'Feed requests the answer cache could not answer (read from the database)',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(cache.misses);
-      },
-    });
-    new Gauge({
-      name: 'notif_feed_cache_bytes',
-      help: 'Bytes the feed answer cache holds (NOTIF_FEED_CACHE_MB bounds them)',
-      registers: [registry],
-      collect() {
-        this.set(cache.stats.bytes);
-      },
-    });
-  }
   app.decorate('metrics', {
     observe: (method, route, status, seconds) => durations.observe({ method, route, status_code: String(status) }, seconds),
     text: () => Registry.merge([engineRegistry, registry]).metrics(),
@@ -118,4 +88,4 @@ async function countJobs(db: Db, which: 'due' | 'running'): Promise<number> {
   return Number(row.rows[0]?.n ?? 0);
 }
 
-export default fp(metrics, { name: 'metrics', dependencies: ['db', 'answer-cache'] });
+export default fp(metrics, { name: 'metrics', dependencies: ['db'] });

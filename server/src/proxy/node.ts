@@ -104,10 +104,16 @@ async function answer(
       if (done) break;
       if (res.destroyed) break;
       if (res.write(value)) continue;
-      // The client reads slowly: wait until it has taken what is written (or has gone).
+      // The client reads slowly: wait until it has taken what is written (or has gone). The other
+      // listener goes too: a long body drains many times, and each wait would leave one behind.
       await new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        res.once('close', resolve);
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
       });
     }
   } finally {

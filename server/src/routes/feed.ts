@@ -24,11 +24,7 @@ const UnseenQuery = Type.Object({
 });
 
 const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const feed = new Feed(app.db, {
-    cache: app.feedCache,
-    unseen: app.unseen,
-    onError: (err, what) => app.log.warn({ err }, what),
-  });
+  const feed = new Feed(app.db, { unseen: app.unseen });
   const stopForgetting = onSubscriberRemoved((environmentId, subscriberId) => feed.forget(environmentId, subscriberId));
   app.addHook('onClose', async () => {
     stopForgetting();

@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { withPayloads } from '../db/payloads.ts';
+import { withDigestEvents, withPayloads } from '../db/payloads.ts';
 import type { Db, Dialect } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
 import type { JobRow, NotificationRow, StoredStep, SubscriberRow, WorkflowRow } from '../db/rows.ts';
@@ -229,7 +229,7 @@ async function views(store: Store, rows: NotificationRow[]) {
       .orderBy('notification_id')
       .orderBy('step_index')
       .execute()
-      .then((found) => withPayloads(store, found)),
+      .then(async (found) => withDigestEvents(store, await withPayloads(store, found))),
     k.selectFrom('subscribers').selectAll().where('id', 'in', [...new Set(rows.map((r) => r.subscriber_id))]).execute(),
     k.selectFrom('workflows').selectAll().where('id', 'in', [...new Set(rows.map((r) => r.template_id))]).execute(),
   ]);
