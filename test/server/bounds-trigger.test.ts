@@ -81,12 +81,17 @@ describe('a large trigger within the budget', { timeout: 120_000 }, () => {
     assert.ok(grown <= allowed, `the database grew by ${grown} bytes for one ${payloadBytes}-byte payload to 10 recipients x ${STEPS} steps (at most ${allowed})`);
   });
 
+  /** /health and the other organization's feed probed for 3 s with nothing else running: what this machine adds by itself. */
+  async function quietFigures() {
+    const health = probe(`${server.url}/health`, 20);
+    const feed = probe(feedUrl(), 50, otherOrganization);
+    await sleep(3000);
+    return { health: await health.stop(), feed: await feed.stop() };
+  }
+
   it("/health and another organization's feed stay fast while it runs", async (t) => {
     // The same probes first, with nothing else running: what this machine adds by itself.
-    const quietHealth = probe(`${server.url}/health`, 20);
-    const quietFeed = probe(feedUrl(), 50, otherOrganization);
-    await sleep(3000);
-    const quiet = { health: await quietHealth.stop(), feed: await quietFeed.stop() };
+    const quiet = await quietFigures();
 
     const health = probe(`${server.url}/health`, 20);
     const feed = probe(feedUrl(), 50, otherOrganization);
@@ -121,10 +126,7 @@ describe('a large trigger within the budget', { timeout: 120_000 }, () => {
   it("a feed page of ten 1 MB messages is put together without stalling /health or another organization's feed", async (t) => {
     const PAGES = 4;
     for (let i = 0; i < 10; i++) await triggerEvent(server, { name: 'single', to: 'heavy', payload: { title: `heavy ${i}`, blob: incompressible(1_000_000) } });
-    const quietHealth = probe(`${server.url}/health`, 20);
-    const quietFeed = probe(feedUrl(), 50, otherOrganization);
-    await sleep(3000);
-    const quiet = { health: await quietHealth.stop(), feed: await quietFeed.stop() };
+    const quiet = await quietFigures();
 
     const health = probe(`${server.url}/health`, 20);
     const feed = probe(feedUrl(), 50, otherOrganization);

@@ -6,6 +6,7 @@ import { notFound, unprocessable } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { bool, int, parseJson } from '../json.ts';
 import { CHANNELS, type Channel } from '../schemas.ts';
+import { familyWorkflowView } from './family-views.ts';
 import { findSubscriber } from './subscribers.ts';
 
 // A subscriber's preferences: read (endpoint 14), and changed (extensions in Novu's shape,
@@ -89,14 +90,7 @@ export async function saveWorkflowPreferencesInBulk(store: Store, tenant: Tenant
   const settings = await loadPreferences(store, subscriber.id);
   return workflows.map((row) => ({
     level: 'template',
-    workflow: {
-      id: row.id,
-      identifier: row.workflow_id,
-      name: row.name,
-      critical: bool(row.critical),
-      tags: parseJson<string[]>(row.tags, []),
-      severity: row.severity ?? 'none',
-    },
+    workflow: familyWorkflowView(row),
     enabled: isOn(settings, row.id, 'enabled'),
     channels: channelMap(workflowChannels(row.steps), settings, row.id),
   }));
