@@ -1,23 +1,17 @@
 // InboxStore: the state the elements render and the actions they call (the contract is types.ts).
 // A facade over its parts: each tab's list (feed-pages.ts), optimistic mutations (mutations.ts),
-// freshness (freshness/: the poller of the unseen count, the service's stream), and the tabs'
-// leadership and relay (tabs/leadership.ts): one stream or poller for every tab of a browser.
-// The stream's code is a file of its own, loaded once the service turns out to have a stream to
-// offer (after the first count) or another tab relays one: polling alone never loads it.
-// It never touches elements: only document.visibilityState and window events.
+// freshness (freshness/: the poller of the unseen count, the service's stream, the page's
+// visibility), and the browser tabs' leadership and relay (tabs/leadership.ts): one stream or
+// poller for every tab of a browser. It never touches elements: only document.visibilityState and
+// window events.
 import { channelName, pageSizeOf, pollIntervalOf, serviceCaller } from './config.ts';
 import { INITIAL_STATE, TABS, isAbort, type MessageChange, type StoreContext } from './context.ts';
 import { FeedPages } from './feed-pages.ts';
-import type { LiveEvent, LiveStream } from './freshness/live-stream.ts';
-import { Poller } from './freshness/poller.ts';
+import { Freshness, pageHidden } from './freshness/freshness.ts';
+import type { LiveEvent } from './freshness/live-stream.ts';
 import { Mutations, actionMutation, applyChange, loadedMessages, markAllMutation, markOneMutation, removeMutation } from './mutations.ts';
 import { TabLeadership } from './tabs/leadership.ts';
 import type { FeedList, InboxConfig, InboxErrorDetail, InboxState, InboxStoreApi, InboxTab, MessageActionType } from './types.ts';
-
-/** Heard on the window: visibilitychange bubbles to it from the document. */
-const WINDOW_EVENTS = ['visibilitychange', 'focus', 'online', 'offline'];
-/** A tab wakes (polls, refetches an open feed) at most once in this many ms, but at once when back online. */
-const WAKE_INTERVAL = 1000;
 
 /** How the page's registry (registry.ts) follows a store of getInboxStore. */
 export interface StoreRegistration {
@@ -37,19 +31,14 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   #registration?: StoreRegistration;
   /** Elements connected. */
   #connections = 0;
-  #lastWake?: number;
   #tabs: TabLeadership;
   /** Each tab's list. */
   #feeds: Record<InboxTab, FeedPages>;
   /** Feeds shown that follow the store's tab (feedOpened without a tab): they move with setTab. */
   #following = 0;
   #mutations: Mutations;
-  #poller: Poller;
-  /** What the store's parts share (the stream's too, made later). */
-  #context: StoreContext;
-  /** The service's stream, once its code is loaded (#openStream). */
-  #stream?: LiveStream;
-  #streamLoaded?: Promise<LiveStream>;
+  /** The unseen count polled, the stream, the page's visibility. */
+  #freshness: Freshness;
 
   constructor(config: InboxConfig, registration?: StoreRegistration) {
     super();
@@ -63,7 +52,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       fail: (error, action, patch, messageId) => this.#fail(error, action, patch, messageId),
       call: serviceCaller(config),
     };
-    this.#context = context;
     const interval = pollIntervalOf(config);
     const mutating = () => this.#mutations.busy;
     this.#tabs = new TabLeadership(channelName(config));
@@ -75,49 +63,27 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       rolledBack: () => this.#tabs.post({ type: 'stale' }),
       started: () => this.#eachFeed((list) => list.mutationStarted()),
       settled: () => {
-        this.#poller.mutationsSettled();
+        this.#freshness.poller.mutationsSettled();
         this.#eachFeed((list) => list.mutationsSettled());
       },
     });
-    this.#poller = new Poller({
+    this.#freshness = new Freshness({
       context,
+      tabs: this.#tabs,
       interval,
-      shouldPoll: () => this.#polls,
       mutating,
-      counted: (count, quiet) => {
-        this.#countChanged(count, quiet);
-        this.#tabs.post({ type: 'count', count });
-        if (config.live != 'poll') void this.#openStream().then((stream) => stream.connect());
+      connected: () => this.#connections > 0,
+      counted: (count, quiet) => this.#countChanged(count, quiet),
+      event: (event) => this.#onLive(event),
+      offline: () => this.#setList(undefined, { status: 'offline' }),
+      woke: () => {
+        this.#idle('offline');
+        this.#eachFeed((list) => {
+          if (list.open) void list.fetchFirst();
+        });
       },
+      unreadable: () => this.#refetch(),
     });
-  }
-
-  /** The service's stream (its code loaded the first time, freshness/live-stream.ts). */
-  #openStream(): Promise<LiveStream> {
-    this.#streamLoaded ??= import('./freshness/live-stream.ts').then(({ LiveStream }) => {
-      const stream: LiveStream = new LiveStream({
-        context: this.#context,
-        mayConnect: () => this.#polls,
-        opened: () => this.#poller.schedule(), // none: polling rests while the stream is open
-        read: (items) => {
-          stream.hear(items);
-          this.#tabs.post({ type: 'stream', items });
-        },
-        dropped: () => {
-          if (this.#hidden) {
-            this.#resign();
-            return false;
-          }
-          void this.#poller.poll();
-          return true;
-        },
-        event: (event) => this.#onLive(event),
-        unreadable: () => this.#refetch(),
-      });
-      this.#stream = stream;
-      return stream;
-    });
-    return this.#streamLoaded;
   }
 
   subscribe(listener: (state: InboxState) => void): () => void {
@@ -168,26 +134,22 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     this.#connections++;
     if (this.#connections > 1) return;
     this.#registration?.connected();
-    for (const type of WINDOW_EVENTS) addEventListener(type, this.#onWindowEvent);
     this.#tabs.join({
       countToShare: () => (this.counted ? this.state.unseenCount : undefined),
       count: (count) => this.#countChanged(count),
       // (In the order they came: each waits for the same load.)
-      stream: (items) => void this.#openStream().then((stream) => stream.hear(items)),
+      stream: (items) => this.#freshness.hear(items),
       change: (change) => this.#applyChange(change),
       stale: () => this.#refetch(),
     });
-    this.#onWindowEvent();
+    this.#freshness.start();
   }
 
   disconnect(): void {
     if (!this.#connections) return;
     this.#connections--;
     if (this.#connections) return;
-    for (const type of WINDOW_EVENTS) removeEventListener(type, this.#onWindowEvent);
-    this.#resign();
-    this.#tabs.leave();
-    this.#poller.stop();
+    this.#freshness.stop();
     this.#eachFeed((list) => list.stop());
     this.#following = 0;
     this.#idle('loading');
@@ -197,57 +159,6 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   /** At least one element is connected. */
   get connected(): boolean {
     return this.#connections > 0;
-  }
-
-  get #hidden() {
-    return document.visibilityState === 'hidden';
-  }
-
-  /**
-   * Polls while this tab leads (or is alone: no locks/BroadcastChannel), visible and not stopped by a
-   * 401/403, and the stream is not open.
-   */
-  get #polls() {
-    const leads = this.#tabs.leader || !this.#tabs.shared;
-    return this.#connections > 0 && !this.#hidden && !this.#poller.halted && leads && !this.#stream?.open;
-  }
-
-  /**
-   * Page visibility and the window's focus, online and offline events (and a check at connect):
-   * offline or hidden stops polling (a hidden tab also leaves leadership); visible, the tab campaigns
-   * for leadership and wakes up (at once when back online).
-   */
-  #onWindowEvent = (event?: Event) => {
-    const type = event?.type;
-    if (type === 'offline' || this.#hidden) {
-      this.#poller.pause();
-      if (type === 'offline') this.#setList(undefined, { status: 'offline' });
-      // Hidden, a tab keeps its open stream for a minute; else it leaves leadership at once.
-      else if (!this.#stream?.closeLater(() => this.#resign())) this.#resign();
-      return;
-    }
-    this.#stream?.wake();
-    // Visible tabs queue for the lock; the holder polls.
-    this.#tabs.campaign(
-      () => this.#connections > 0 && !this.#hidden,
-      () => void this.#poller.poll(),
-    );
-    // Wake up: the count (when this tab polls) and the first page (when a feed is open), at most
-    // once a WAKE_INTERVAL but at once when back online.
-    const now = Date.now();
-    if (type !== 'online' && now - this.#lastWake! < WAKE_INTERVAL) return;
-    this.#lastWake = now;
-    this.#idle('offline');
-    if (this.#polls) void this.#poller.poll();
-    this.#eachFeed((list) => {
-      if (list.open) void list.fetchFirst();
-    });
-  };
-
-  /** Leaves leadership, and closes the stream (on purpose: no reconnect). */
-  #resign() {
-    this.#tabs.resign();
-    this.#stream?.close();
   }
 
   /** Applies a change of messages and count. */
@@ -283,7 +194,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     else this.#refetch();
     // Every new message of the subscriber, once per browser (whatever feeds show it).
     if (message) {
-      this.#tabs.tellOnce(message._id, this.#hidden, () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
+      this.#tabs.tellOnce(message._id, pageHidden(), () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
     }
   }
 
@@ -312,8 +223,8 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
   }
 
   async refresh(): Promise<void> {
-    this.#poller.restart();
-    const count = this.#poller.fetchCount(true).catch((error: Error) => {
+    this.#freshness.poller.restart();
+    const count = this.#freshness.poller.fetchCount(true).catch((error: Error) => {
       if (!isAbort(error)) this.#fail(error, 'fetch');
     });
     const pages = TABS.filter((tab) => tab === this.state.tab || this.#feeds[tab].open).map((tab) => this.#feeds[tab].fetchFirst());

@@ -31,6 +31,8 @@ export interface RelayListener {
 const ARRIVAL_LOCK_TIME = 10_000;
 /** How long a hidden tab waits before trying to tell of a new message (a visible tab goes first). */
 const HIDDEN_TAB_DELAY = 100;
+/** How many of the latest messages a tab remembers having been told of (in any tab). */
+const REMEMBERED_ARRIVALS = 200;
 
 export class TabLeadership {
   readonly #name: string;
@@ -38,6 +40,12 @@ export class TabLeadership {
   #leader = false;
   /** A pending lock request, or the held lock (aborting it releases). */
   #lock?: AbortController;
+  /**
+   * The messages this tab was asked to tell of, newest last. A tab that closes lets its locks go:
+   * the tab leading after it may hear a message again in the stream's catch-up, and the message's
+   * lock no longer says it was told.
+   */
+  #arrivals = new Set<string>();
 
   /** `name`: the lock's and the channel's (it carries no secret). */
   constructor(name: string) {
@@ -129,9 +137,17 @@ export class TabLeadership {
   /**
    * Calls `tell` in one tab of the browser for `messageId` (a message's id is unique to it): the
    * first tab to take that message's lock tells (a visible tab first: hidden ones try a moment
-   * later), and keeps the lock a while so later tabs find it taken. Alone, the tab just tells.
+   * later), and keeps the lock a while so later tabs find it taken. Alone, the tab just tells. A
+   * message this tab heard of before is not told again (from a catch-up after the leader closed).
    */
   tellOnce(messageId: string, hidden: boolean, tell: () => void): void {
+    if (this.#arrivals.has(messageId)) return;
+    this.#arrivals.add(messageId);
+    if (this.#arrivals.size > REMEMBERED_ARRIVALS) {
+      // A Set keeps the order ids were added in: the first is the oldest.
+      const oldest = this.#arrivals.values().next().value;
+      if (oldest !== undefined) this.#arrivals.delete(oldest);
+    }
     setTimeout(
       () => {
         if (!this.#channel) {
