@@ -15,6 +15,10 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 // The ES build puts the three elements' CSS (every *.styles.ts) in one shared chunk: next to each other the
 // style sheets compress against one another (deflate looks back only 32 KB), about 90 B gzip less than
 // spread over the elements' chunks; a page that imports one element alone loads the others' CSS too.
+// Custom rendering's small shared part (custom-rendering.ts) goes in that chunk as well, so the lazy
+// hosts (custom-hosts.ts) import nothing from the feed's own chunk: an app's bundler then puts the
+// elements' code with the entry in one chunk instead of a chunk of its own that the hosts share
+// (three static chunks instead of four, about 670 B gzip less).
 //
 // Both resolve Lit's `production` export condition (never its development build, which warns
 // "Lit is in dev mode" in the console) and minify the css``/html`` templates at build time.
@@ -62,7 +66,7 @@ export default defineConfig(({ mode }) => {
               chunkFileNames: 'chunks/[name]-[hash].js',
               minify: true,
               // (not the preferences' CSS: it comes with them, when the bell loads them)
-              codeSplitting: { groups: [{ name: 'styles', test: /(?<!preferences)\.styles\.ts$/ }] },
+              codeSplitting: { groups: [{ name: 'styles', test: /(?<!preferences)\.styles\.ts$|\/custom-rendering\.ts$/ }] },
             },
           },
     },
