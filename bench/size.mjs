@@ -131,7 +131,8 @@ export async function measureEsBuild(dist = resolve(ROOT, 'dist')) {
   });
   const outputs = result.metafile.outputs;
   const byPath = new Map(result.outputFiles.map((f) => [f.path, f.contents]));
-  const entryOutput = Object.keys(outputs).find((key) => outputs[key].entryPoint);
+  // (Each file imported on demand is an entry point of esbuild's too: the entry is the one of dist/notif-inbox.js.)
+  const entryOutput = Object.keys(outputs).find((key) => outputs[key].entryPoint && resolve(ROOT, outputs[key].entryPoint) === entry);
   // The entry and what it imports statically, transitively.
   const staticOutputs = [entryOutput];
   for (let i = 0; i < staticOutputs.length; i++) {
