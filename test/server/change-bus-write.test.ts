@@ -27,7 +27,7 @@ describe('a write and its changes in one statement', () => {
       const off = await db.changes.subscribe('sub-1', (change) => heard.push(change));
       try {
         assert.equal(await db.changes.writeAndPublish(db.kysely, touch('no-such-organization'), [{ subscriberId: 'sub-1', what: 'read' }]), 0);
-        await assert.rejects(db.changes.writeAndPublish(db.kysely, sql`update organizations set name = null where id = ${tenant.organizationId} returning id`, [{ subscriberId: 'sub-1', what: 'unread' }]));
+        await assert.rejects(async () => db.changes.writeAndPublish(db.kysely, sql`update organizations set name = null where id = ${tenant.organizationId} returning id`, [{ subscriberId: 'sub-1', what: 'unread' }]));
         assert.equal(await db.changes.writeAndPublish(db.kysely, touch(tenant.organizationId), [{ subscriberId: 'sub-1', what: 'seen' }]), 1);
         // Changes arrive in commit order: once the last write's is heard, an earlier one sent would have been too.
         const deadline = Date.now() + HEARD_WAIT_MS;

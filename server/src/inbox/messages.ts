@@ -87,8 +87,10 @@ async function writeAndTell<T>(db: Db, write: (kysely: Kysely<Database>) => Prom
  * (writeAndTell).
  */
 async function updateAndTell(db: Db, subscriberId: string, build: (kysely: Kysely<Database>) => MessageUpdate): Promise<number> {
-  const inOneStatement = db.changes.writeAndPublish(db.kysely, build(db.kysely).returning('messages.id'), [{ subscriberId }]);
-  if (inOneStatement) return inOneStatement;
+  if (db.dialect === 'postgres') {
+    const inOneStatement = db.changes.writeAndPublish(db.kysely, build(db.kysely).returning('messages.id'), [{ subscriberId }]);
+    if (inOneStatement) return inOneStatement;
+  }
   return writeAndTell(db, async (kysely) => {
     const result = await build(kysely).executeTakeFirst();
     const count = Number(result.numUpdatedRows);
