@@ -17,6 +17,8 @@ const RECIPIENTS = 100;
 const STEPS = 3;
 /** The most runs one SQLite transaction may write: a reader is answered at least this often within a step. */
 const SQLITE_RUNS_PER_TRANSACTION = 25;
+/** A large trigger of many SQLite transactions (12 of 25 runs). */
+const LARGE_RECIPIENTS = 300;
 
 describe('the fan-out of a large trigger', () => {
   it('writes each run once, in transactions another read gets in between (SQLite: at most 25 runs each)', async () => {
@@ -70,6 +72,37 @@ describe('the fan-out of a large trigger', () => {
         }
         assert.ok(seen.every((n) => n % SQLITE_RUNS_PER_TRANSACTION === 0), 'each transaction commits whole');
       }
+    } finally {
+      await done();
+    }
+  });
+
+  it('lets a trigger to one subscriber take its turn: it waits for a transaction of a large trigger, not for all of them (SQLite)', async (t) => {
+    if (process.env.TEST_DATABASE_URL) return t.skip('SQLite only: PostgreSQL writes a trigger of this size in one transaction');
+    const { db, done } = await openTestDatabase();
+    try {
+      const tenant = await registerKey(db, 'fan-out-turns-key', 'fan-out', 'production');
+      await saveWorkflow(db, tenant, { workflowId: 'large', name: 'Large', steps: [{ name: 'in-app', type: 'in_app' as const, controlValues: { body: 'to many' } }] });
+      await saveWorkflow(db, tenant, { workflowId: 'single', name: 'Single', steps: [{ name: 'in-app', type: 'in_app' as const, controlValues: { body: 'to one' } }] });
+      const many = Array.from({ length: LARGE_RECIPIENTS }, (_, i) => `many-${i}`);
+      const written = async (workflowId: string) => {
+        const row = await db.kysely.selectFrom('messages').select((eb) => eb.fn.countAll<number | string>().as('n')).where('template_identifier', '=', workflowId).executeTakeFirstOrThrow();
+        return Number(row.n);
+      };
+
+      const largeTrigger = trigger(db, tenant, { name: 'large', to: many });
+      // Once the large trigger's first transaction of messages has committed, a trigger to one subscriber.
+      while ((await written('large')) === 0) await new Promise((resolve) => setImmediate(resolve));
+      await trigger(db, tenant, { name: 'single', to: 'one' });
+      const largeWhenSingleAnswered = await written('large');
+      await largeTrigger;
+
+      assert.equal(await written('single'), 1);
+      assert.equal(await written('large'), LARGE_RECIPIENTS);
+      assert.ok(
+        largeWhenSingleAnswered < LARGE_RECIPIENTS,
+        `the trigger to one was answered before the large one's last transaction (${largeWhenSingleAnswered} of ${LARGE_RECIPIENTS} messages written then)`,
+      );
     } finally {
       await done();
     }

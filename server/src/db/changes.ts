@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type OperationNodeSource } from 'kysely';
 import type { Database } from './schema.ts';
 
 // The change bus: every write that can change a subscriber's unseen count or feed (a new in-app
@@ -52,6 +52,26 @@ function toWire(change: Change): WireChange {
   return wire;
 }
 const fromWire = (wire: WireChange): Change => ({ subscriberId: wire.s, messageId: wire.m, what: wire.c, target: wire.t });
+
+/** The changes as NOTIFY payloads of up to MAX_PAYLOAD_CHARACTERS, each a JSON array of them. */
+function packed(changes: Change[]): string[] {
+  const payloads: string[] = [];
+  let part: string[] = [];
+  let size = 0;
+  for (const each of changes) {
+    const text = JSON.stringify(toWire(each));
+    if (size + text.length > MAX_PAYLOAD_CHARACTERS && part.length > 0) {
+      payloads.push(`[${part.join(',')}]`);
+      part = [];
+      size = 0;
+    }
+    part.push(text);
+    // (And the comma before the next.)
+    size += text.length + 1;
+  }
+  payloads.push(`[${part.join(',')}]`);
+  return payloads;
+}
 
 type Listener = (change: Change) => void;
 const CHANNEL = 'notif_changes';
@@ -111,23 +131,23 @@ export class ChangeBus {
       });
       return;
     }
-    // One statement for them all: payloads of up to MAX_PAYLOAD_CHARACTERS, each a JSON array.
-    const payloads: string[] = [];
-    let part: string[] = [];
-    let size = 0;
-    for (const each of changes) {
-      const text = JSON.stringify(toWire(each));
-      if (size + text.length > MAX_PAYLOAD_CHARACTERS && part.length > 0) {
-        payloads.push(`[${part.join(',')}]`);
-        part = [];
-        size = 0;
-      }
-      part.push(text);
-      // (And the comma before the next.)
-      size += text.length + 1;
-    }
-    payloads.push(`[${part.join(',')}]`);
-    await sql`select pg_notify(${CHANNEL}, p) from unnest(${payloads}::text[]) as p`.execute(kysely);
+    await sql`select pg_notify(${CHANNEL}, p) from unnest(${packed(changes)}::text[]) as p`.execute(kysely);
+  }
+
+  /**
+   * PostgreSQL: runs `write` (an update with RETURNING) and, when it returned a row, sends `changes`,
+   * in one statement (a NOTIFY leaves when its statement's own transaction commits: with the write,
+   * or never), so a single write needs no transaction of its own and its three round trips more
+   * (BEGIN, NOTIFY, COMMIT). Resolves to the rows the write returned. Undefined on SQLite: the caller
+   * writes and publishes in a transaction, as anywhere.
+   */
+  writeAndPublish(kysely: Kysely<Database>, write: OperationNodeSource, changes: Change[]): Promise<number> | undefined {
+    if (!this.#pg) return undefined;
+    return sql<{ written: number | string }>`with written as (${write}),
+        told as (select pg_notify(${CHANNEL}, p) from unnest(${packed(changes)}::text[]) as p where exists (select 1 from written))
+      select (select count(*) from written) as written, (select count(*) from told) as told`
+      .execute(kysely)
+      .then(({ rows }) => Number(rows[0]?.written ?? 0));
   }
 
   /** Calls `listener` on every change of the subscriber (internal id); resolves once changes are heard. */

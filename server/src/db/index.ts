@@ -6,6 +6,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationPr
 import type { Database } from './schema.ts';
 import { migrations } from './migrations.ts';
 import { ChangeBus, TCP_KEEPALIVE } from './changes.ts';
+import { startCheckpointer } from './wal-checkpoints.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -87,7 +88,7 @@ export async function openDatabase({ location, encryptionKey, postgres = {} }: D
     const db = await openPostgres(location, postgres, timeouts);
     return { ...db, encryptionKey };
   }
-  const db = { ...openSqlite(location), encryptionKey };
+  const db = { ...(await openSqlite(location)), encryptionKey };
   try {
     await migrate(db.kysely);
   } catch (err) {
@@ -100,7 +101,7 @@ export async function openDatabase({ location, encryptionKey, postgres = {} }: D
 /** How long a statement waits for another connection's write lock on the file (a second process, a backup) before it fails. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
-function openSqlite(path: string): Db {
+async function openSqlite(path: string): Promise<Db> {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
   // WAL lets readers run beside the writer. synchronous=NORMAL in WAL mode keeps every committed
@@ -116,7 +117,13 @@ function openSqlite(path: string): Db {
   // end before any other JavaScript does.
   const reads = withStatementCache(sqlite);
   const readNow = <R>(text: string, params: readonly unknown[]) => (sqlite.inTransaction ? undefined : (reads.prepare(text).all(...params) as R[]));
-  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), readNow, unready: () => unready(kysely, gone), close: () => kysely.destroy() };
+  // Checkpoints of the write-ahead log run in a worker thread, not in the commits on the event loop.
+  const checkpointer = path === ':memory:' ? undefined : await startCheckpointer(sqlite, path);
+  const close = async () => {
+    await checkpointer?.stop();
+    await kysely.destroy();
+  };
+  return { kysely, dialect: 'sqlite', exclusive: (fn) => fn(), changes: new ChangeBus(), readNow, unready: () => unready(kysely, gone), close };
 }
 
 /** Prepared statements one cache keeps; past it the cache starts again. */

@@ -60,6 +60,8 @@ interface Part {
   chunk: FanOutRun[];
   step: number;
   now: Date;
+  /** The fan-out (one call of fanOutInApp) the chunk is part of: the writer takes turns between them. */
+  fanOut: object;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function fanOutInApp(store: Store, workflow: WorkflowRow, runs: Fan
     const written = await Promise.all(
       chunks.map(async (chunk) => {
         try {
-          await write(store, { workflow, chunk, step, now });
+          await write(store, { workflow, chunk, step, now, fanOut: runs });
           return chunk;
         } catch (err) {
           if (!(err instanceof ChunkMoved)) console.error(`in-app step ${step} of ${chunk.length} runs failed together; running them one by one:`, err);
@@ -124,12 +126,24 @@ class Writer {
 
   async #drain() {
     const limit = BATCH[this.store.dialect];
+    let lastFanOut: object | undefined;
     while (this.#waiting.length > 0) {
-      const batch = [this.#waiting.shift()!];
+      // Turns: a batch begins with the oldest chunk of another fan-out than the last batch began
+      // with, so a trigger to one subscriber waits for one transaction of a large trigger made just
+      // before it, not for all of them (its answer waits for its message).
+      const another = this.#waiting.findIndex((waiting) => waiting.part.fanOut !== lastFanOut);
+      const batch = this.#waiting.splice(another >= 0 ? another : 0, 1);
+      lastFanOut = batch[0]!.part.fanOut;
       let runs = batch[0]!.part.chunk.length;
-      while (this.#waiting.length > 0 && runs + this.#waiting[0]!.part.chunk.length <= limit) {
-        runs += this.#waiting[0]!.part.chunk.length;
-        batch.push(this.#waiting.shift()!);
+      // Then every other chunk, oldest first, that still fits.
+      for (let index = 0; index < this.#waiting.length && runs < limit; ) {
+        const size = this.#waiting[index]!.part.chunk.length;
+        if (runs + size > limit) {
+          index++;
+          continue;
+        }
+        runs += size;
+        batch.push(...this.#waiting.splice(index, 1));
       }
       try {
         await writeParts(this.store, batch.map((waiting) => waiting.part));

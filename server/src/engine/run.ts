@@ -34,6 +34,21 @@ const PASSED = new Set(['completed', 'skipped', 'merged', 'failed']);
 const ENDED = new Set(['canceled']);
 
 /**
+ * A run's outcome when none of its jobs is left to run (each passed, or the run was canceled), as
+ * `advance` would give it; undefined while a job is left. A trigger's fan-out writes the in-app
+ * steps of most runs at once, and such a run needs no turn of its own after.
+ */
+export function settledOutcome(jobs: JobRow[]): JobOutcome | undefined {
+  let failed = false;
+  for (const job of jobs) {
+    if (ENDED.has(job.status)) return 'failed';
+    if (!PASSED.has(job.status)) return undefined;
+    failed ||= job.status === 'failed';
+  }
+  return failed ? 'failed' : 'completed';
+}
+
+/**
  * Runs one job with the handler of its step type (see `stepHandlers`). A channel step the
  * subscriber's preferences turn off (never in a critical workflow) is skipped instead, saying why;
  * the run goes on. Preferences are read when the step runs, so a change reaches a waiting run.

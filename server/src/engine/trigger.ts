@@ -13,7 +13,7 @@ import { STORED_APART } from '../db/payloads.ts';
 import { insertRows } from './bulk.ts';
 import { fanOutInApp } from './fan-out.ts';
 import { executionDetail } from './jobs.ts';
-import { advance } from './run.ts';
+import { advance, settledOutcome } from './run.ts';
 import { normalizeRecipients, resolveRecipients, type RecipientInput } from './subscribers.ts';
 import type { JobOutcome } from './types.ts';
 import { inTransaction, type Store } from '../db/store.ts';
@@ -139,14 +139,16 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
 async function runPlanned(store: Store, workflow: WorkflowRow, planned: (ReturnType<typeof planRun> & { subscriber: SubscriberRow })[], now: Date) {
   await fanOutInApp(store, workflow, planned.map((run) => ({ jobs: run.jobs as JobRow[], subscriber: run.subscriber })), now);
   const runs: TriggerResult['runs'] = [];
-  for (const [i, run] of planned.entries()) {
-    if (i > 0) await yieldToLoop(store);
-    const outcome = await advance(store, run.notification.id, {
-      now,
-      jobs: run.jobs as JobRow[],
-      workflow,
-      subscriber: run.subscriber,
-    });
+  let advanced = false;
+  for (const run of planned) {
+    const jobs = run.jobs as JobRow[];
+    // A run the fan-out finished (every step in-app) has nothing left: no turn of the event loop for it.
+    let outcome = settledOutcome(jobs);
+    if (outcome === undefined) {
+      if (advanced) await yieldToLoop(store);
+      advanced = true;
+      outcome = await advance(store, run.notification.id, { now, jobs, workflow, subscriber: run.subscriber });
+    }
     runs.push({ notificationId: run.notification.id, subscriberId: run.subscriber.subscriber_id, outcome });
   }
   return runs;

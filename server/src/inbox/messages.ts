@@ -80,17 +80,34 @@ async function writeAndTell<T>(db: Db, write: (kysely: Kysely<Database>) => Prom
   });
 }
 
+/**
+ * Runs the update `build` makes of one subscriber's messages and, when it changed any, tells the
+ * subscriber's streams; how many it changed. PostgreSQL: the update and its NOTIFY in one
+ * statement (ChangeBus.writeAndPublish), no transaction of their own; SQLite: in a transaction
+ * (writeAndTell).
+ */
+async function updateAndTell(db: Db, subscriberId: string, build: (kysely: Kysely<Database>) => MessageUpdate): Promise<number> {
+  if (db.dialect === 'postgres') {
+    const inOneStatement = db.changes.writeAndPublish(db.kysely, build(db.kysely).returning('messages.id'), [{ subscriberId }]);
+    if (inOneStatement) return inOneStatement;
+  }
+  return writeAndTell(db, async (kysely) => {
+    const result = await build(kysely).executeTakeFirst();
+    const count = Number(result.numUpdatedRows);
+    return { result: count, changed: count > 0 ? [subscriberId] : [] };
+  });
+}
+
 /** Marks every in-app message of the subscriber (of the given feeds only, when given); how many changed. */
 export async function markAll(db: Db, tenant: Tenant, subscriberId: string, markAs: MarkAs, feedIdentifier?: string | string[]): Promise<number> {
   const subscriber = await findSubscriber(db, tenant, subscriberId);
   const feeds = feedIdentifiers(feedIdentifier);
   if (feeds && feeds.length === 0) return 0;
-  return writeAndTell(db, async (kysely) => {
+  const iso = nowIso();
+  return updateAndTell(db, subscriber.id, (kysely) => {
     let update = kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('channel', '=', 'in_app');
     if (feeds) update = update.where('feed_identifier', 'in', feeds);
-    const result = await applyMark(update, markAs, nowIso()).executeTakeFirst();
-    const count = Number(result.numUpdatedRows);
-    return { result: count, changed: count > 0 ? [subscriber.id] : [] };
+    return applyMark(update, markAs, iso);
   });
 }
 
@@ -106,11 +123,8 @@ export async function markMessages(db: Db, tenant: Tenant, subscriberId: string,
   const known = new Set(found.map((row) => row.id));
   const unknown = ids.find((id) => !known.has(id));
   if (unknown !== undefined) throw notFound('Message', unknown);
-  await writeAndTell(db, async (kysely) => {
-    const update = kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids);
-    await applyMark(update, markAs, nowIso()).execute();
-    return { result: undefined, changed: [subscriber.id] };
-  });
+  const iso = nowIso();
+  await updateAndTell(db, subscriber.id, (kysely) => applyMark(kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids), markAs, iso));
   const rows = await withPayloads(db, await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute());
   const byId = new Map(rows.map((row) => [row.id, row]));
   // (A message deleted since the check, by a request that came in between, is gone: left out.)
@@ -140,11 +154,7 @@ export async function setActionStatus(db: Db, tenant: Tenant, subscriberId: stri
   const current = (cta.action ?? { buttons: [] }) as Record<string, unknown>;
   cta.action = { ...current, status: action.status, result: { type: action.type, payload } };
   const updatedAt = nowIso();
-  const stored = await writeAndTell(db, async (kysely) => {
-    const updated = await kysely.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id).executeTakeFirst();
-    const changedRows = Number(updated.numUpdatedRows);
-    return { result: changedRows > 0, changed: changedRows > 0 ? [subscriber.id] : [] };
-  });
+  const stored = (await updateAndTell(db, subscriber.id, (kysely) => kysely.updateTable('messages').set({ cta: toJson(cta), updated_at: updatedAt }).where('id', '=', row.id))) > 0;
   // (Deleted since it was read, by a request that came in between: nothing was stored.)
   if (!stored) throw notFound('Message', messageId);
   const [view] = await loadEmbeds(db, [{ ...row, cta: toJson(cta), updated_at: updatedAt }], subscriber);

@@ -42,6 +42,8 @@ interface Held {
   subscriberKey: string | null;
   /** The answer was stored with the request's own writes (answerRecorder), of this many bytes: keep it whatever happens next. */
   recorded?: number;
+  /** The answers kept for the subscriber when the key was taken, and their bytes (none when the route names no subscriber). */
+  keptBefore?: { keys: number; bytes: number };
 }
 
 /** Stores a request's answer for its idempotency key inside the caller's transaction (see answerRecorder). */
@@ -118,9 +120,16 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
   };
   /** Keys and bytes this process stored per organization since it last checked the organization's caps. */
   const sinceCheck = new Map<string, { keys: number; bytes: number }>();
-  /** Evicts past the caps once `held`'s answer of `bytes` is stored: its subscriber's at once, its organization's now and then. */
+  /**
+   * Evicts past the caps once `held`'s answer of `bytes` is stored: its subscriber's at once when
+   * this answer takes them past a cap (counted when the key was taken: requests of the subscriber
+   * running at the same time may pass it by a few, which the next one evicts), its organization's
+   * now and then.
+   */
   const evict = async (held: Held, bytes: number) => {
-    if (held.subscriberKey !== null) await evictOldest(held.organizationId, held.subscriberKey, keysPerSubscriber, bytesPerSubscriber);
+    const kept = held.keptBefore;
+    const pastSubscriberCaps = kept === undefined || kept.keys + 1 > keysPerSubscriber || kept.bytes + bytes > bytesPerSubscriber;
+    if (held.subscriberKey !== null && pastSubscriberCaps) await evictOldest(held.organizationId, held.subscriberKey, keysPerSubscriber, bytesPerSubscriber);
     const stored = sinceCheck.get(held.organizationId) ?? { keys: 0, bytes: 0 };
     stored.keys++;
     stored.bytes += bytes;
@@ -156,14 +165,22 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     const now = Date.now();
     sweep(now);
 
+    const subscriberKey = subscriberKeyOf(request);
+    // The subscriber's answers kept so far, read by the insert that takes the key (one statement):
+    // storing this answer evicts older ones only when it takes them past a cap.
+    const keptOfSubscriber = (what: 'count(*)' | 'coalesce(sum(bytes), 0)') =>
+      sql<number | string>`(select ${sql.raw(what)} from idempotency_keys as kept
+        where kept.organization_id = ${organizationId} and kept.subscriber_key = ${subscriberKey} and kept.state = 'done')`;
     for (let attempt = 0; attempt < 2; attempt++) {
       const inserted = await k
         .insertInto('idempotency_keys')
         .values({ organization_id: organizationId, key, request_hash: hash, state: 'in_flight', status_code: null, body: null, created_at: now })
         .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
+        .returning([keptOfSubscriber('count(*)').as('kept_keys'), keptOfSubscriber('coalesce(sum(bytes), 0)').as('kept_bytes')])
         .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) {
-        request.idempotency = { key, organizationId, subscriberKey: subscriberKeyOf(request) };
+      if (inserted) {
+        const keptBefore = subscriberKey === null ? undefined : { keys: Number(inserted.kept_keys), bytes: Number(inserted.kept_bytes) };
+        request.idempotency = { key, organizationId, subscriberKey, keptBefore };
         return;
       }
       const row = await k
