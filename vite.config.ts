@@ -18,7 +18,7 @@ import { minifyTemplatesPlugin } from './scripts/minify-templates.mjs';
 // Custom rendering's small shared part (custom-rendering.ts) goes in that chunk as well, so the lazy
 // hosts (custom-hosts.ts) import nothing from the feed's own chunk: an app's bundler then puts the
 // elements' code with the entry in one chunk instead of a chunk of its own that the hosts share
-// (three static chunks instead of four, about 670 B gzip less).
+// (three static chunks instead of four: the entry's static chunks 20,609 -> 19,988 B gzip).
 //
 // Both resolve Lit's `production` export condition (never its development build, which warns
 // "Lit is in dev mode" in the console) and minify the css``/html`` templates at build time.
