@@ -39,6 +39,50 @@ function counts(output) {
   return { passed: node('pass'), failed: node('fail') };
 }
 
+/** Lines of a node:test failure's YAML block worth repeating: its error and where it was thrown. */
+const MAX_ERROR_LINES = 8;
+/** Diagnostics a failed test printed (node:test puts them after its block), repeated with it. */
+const MAX_DIAGNOSTIC_LINES = 4;
+
+/**
+ * The failing tests, each with why, repeated at the end where a log's tail shows them: node:test's
+ * "not ok" lines (not the TODOs') with their error message and diagnostics, and web-test-runner's
+ * ❌ lines. A CI log may keep only its tail, so the reason has to be there too.
+ */
+function failingTests(output) {
+  const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const failing = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (/❌/.test(line)) failing.push(line.trim());
+    if (!/^\s*not ok \d+ - /.test(line) || /# (TODO|SKIP)/.test(line)) continue;
+    failing.push(line.trim());
+    // The YAML block: from "---" to "...", indented deeper than the "not ok" line.
+    let end = i + 1;
+    if (lines[end]?.trim() !== '---') continue;
+    while (end < lines.length && lines[end].trim() !== '...') end++;
+    const block = lines.slice(i + 2, end);
+    const errorAt = block.findIndex((l) => /^\s*error:/.test(l));
+    // A suite's own block only says how many of its tests failed: they are listed on their own.
+    if (errorAt >= 0 && !/subtests? failed/.test(block[errorAt])) {
+      const errorIndent = block[errorAt].search(/\S/);
+      const errorLines = [block[errorAt]];
+      for (const next of block.slice(errorAt + 1)) {
+        if (next.search(/\S/) <= errorIndent) break;
+        errorLines.push(next);
+      }
+      const location = block.find((l) => /^\s*location:/.test(l));
+      for (const l of [...errorLines.slice(0, MAX_ERROR_LINES), ...(location ? [location] : [])]) failing.push(`    ${l.trim()}`);
+    }
+    const diagnostics = [];
+    for (let next = end + 1; next < lines.length && /^\s*# (?!Subtest:)/.test(lines[next]); next++) diagnostics.push(lines[next].trim());
+    for (const l of diagnostics.slice(0, MAX_DIAGNOSTIC_LINES)) failing.push(`    ${l}`);
+  }
+  return failing;
+}
+
+/** Lines of failures a suite's summary repeats. */
+const MAX_SUMMARY_LINES = 60;
 const rows = [];
 let failed = false;
 for (const suite of suites) {
@@ -51,13 +95,7 @@ for (const suite of suites) {
   const { code, output } = await run(suite.script, suite.env);
   const c = counts(output);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
-  // The failing tests' names, repeated at the end where a log's tail shows them (node:test's
-  // "not ok" lines, not the TODOs'; web-test-runner's ❌ lines).
-  const failing = output
-    .replace(/\x1b\[[0-9;]*m/g, '')
-    .split('\n')
-    .filter((l) => (/^\s*not ok \d+ - /.test(l) && !/# (TODO|SKIP)/.test(l)) || /❌/.test(l))
-    .map((l) => l.trim());
+  const failing = failingTests(output);
   rows.push({ name: suite.name, code, seconds, ...c, failing });
   // A failed test fails the run even when its runner exits 0 (web-test-runner did once, with 3 failed).
   if (code !== 0 || c.failed > 0) failed = true;
@@ -75,7 +113,7 @@ for (const r of rows) {
   failures += r.failed;
   const status = r.code !== 0 ? `FAILED (exit ${r.code})` : r.failed > 0 ? 'FAILED' : 'ok';
   console.log(`${r.name}: ${status}, ${r.passed} passed, ${r.failed} failed, ${r.seconds} s`);
-  for (const line of r.failing.slice(0, 20)) console.log(`  ${line}`);
+  for (const line of r.failing.slice(0, MAX_SUMMARY_LINES)) console.log(`  ${line}`);
 }
 // A suite that failed without a failing test (a crash, a type error) still counts as a failure.
 const crashed = rows.filter((r) => typeof r !== 'string' && r.code !== 0 && r.failed === 0).length;
