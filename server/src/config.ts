@@ -420,7 +420,7 @@ export const SETTINGS = {
     type: list,
     default: [],
     testOnly: true,
-    description: 'crash points: the process kills itself at the first of these boundaries it reaches (after-commit, after-step-N, after-claim, after-wait, after-wake-claim, after-wake)',
+    description: 'crash points: the process kills itself at the first of these boundaries it reaches (after-commit, before-background, after-step-N, after-claim, after-wait, after-wake-claim, after-wake)',
   },
   snoozeMinMs: {
     variable: 'NOTIF_SNOOZE_MIN_MS',

@@ -119,6 +119,39 @@ describe('a run survives a crash at each of its boundaries', () => {
   }
 });
 
+describe('a large trigger written after its answer survives a crash', () => {
+  it('crash before-background: the runs recorded before the answer are all written once by the process started after it', async () => {
+    // More recipients than are written before the answer (RUNS_WRITTEN_BEFORE_ANSWER, 25).
+    const to = Array.from({ length: 30 }, (_, i) => `large-crash-${i}`);
+    const transactionId = 'tx-before-background';
+    const crashing = await start({ ...LEASE, NOTIF_CRASH_AT: 'before-background' });
+    await createWorkflow(crashing, { workflowId: 'durable', name: 'Durable', steps: STEPS });
+    const first = await triggerOnce(crashing, 'key-before-background', transactionId, to);
+    await dead(crashing);
+    const crashed = await audit(crashing, [transactionId]);
+    assert.equal(crashed.notifications, to.length, `the runs were recorded before the crash (answer ${first.status})`);
+    assert.equal(crashed.messages, 0, 'the process died before it wrote any of them');
+
+    const healthy = await start(LEASE, crashing.dbPath);
+    await sleep(1000); // past the in-flight window
+    const again = await triggerOnce(healthy, 'key-before-background', transactionId, to);
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    assert.equal(again.headers.get('idempotency-replay'), 'true', 'the retry replays the answer, never triggers again');
+    const done = await waitFor(
+      'every run to complete',
+      async () => {
+        const a = await audit(healthy, [transactionId]);
+        return a.stuck === 0 ? a : undefined;
+      },
+      20_000,
+    );
+    await sleep(300); // a second, late run of any step would show now
+    const final = await audit(healthy, [transactionId]);
+    assert.deepEqual(final, { ...done, stuck: 0, duplicates: 0, notifications: to.length, messages: to.length * IN_APP_STEPS });
+    await healthy.stop();
+  });
+});
+
 describe('concurrent triggers under kill -9', () => {
   it('rounds of concurrent triggers killed at random moments: 0 stuck runs, 0 duplicates', async () => {
     // At least 3 rounds, and more (up to 8) until a kill has landed between a trigger's commit and

@@ -1,8 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import SQLite from 'better-sqlite3';
-import { expectErrorBody, KEYS, startServer, type TestServer } from './helpers.ts';
+import { expectErrorBody, KEYS, sqlOn, startServer, type TestServer } from './helpers.ts';
 import { allMessages, createWorkflow, ensureSubscriber, getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
+import { waitFor } from './engine-fixtures.ts';
+import { openStream } from './stream-fixtures.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -155,6 +157,34 @@ describe('POST /v1/events/trigger', () => {
     assert.equal(two[0].transactionId, t.transactionId);
     assert.match(two[0].content, /^Hi Two, Linus wrote/);
     assert.notEqual(one[0]._notificationId, two[0]._notificationId);
+  });
+
+  it('has written every message when it answers a trigger to at most 25 recipients; a larger one answers first, and each message follows once, told on its stream', async () => {
+    const messagesOf = async (transactionId: string) => {
+      const rows = await sqlOn(server, `select subscriber_id from messages where transaction_id = ? and channel = 'in_app'`, [transactionId]);
+      return { count: rows.length, subscribers: new Set(rows.map((row) => row.subscriber_id)).size };
+    };
+    // 25: a read right after the answer finds every message.
+    const small = await triggerEvent(server, { name: 'comment', to: Array.from({ length: 25 }, (_, i) => `written-${i}`), payload: { author: 'Ada' } });
+    assert.deepEqual(await messagesOf(small.transactionId), { count: 25, subscribers: 25 });
+
+    // 26: written after the answer, and every subscriber's stream hears of it.
+    const to = Array.from({ length: 26 }, (_, i) => `after-${i}`);
+    await ensureSubscriber(server, to.at(-1)!);
+    const stream = await openStream(server, to.at(-1)!);
+    try {
+      await stream.next((e) => e.event === 'unseen', 'the first count');
+      const large = await triggerEvent(server, { name: 'comment', to, payload: { author: 'Ada' } });
+      const heard = await stream.next((e) => e.event === 'message' && e.data.transactionId === large.transactionId, 'the large trigger\'s message', 10_000);
+      assert.equal(heard.data.transactionId, large.transactionId);
+      const written = await waitFor('every message of the large trigger', async () => {
+        const found = await messagesOf(large.transactionId);
+        return found.count >= to.length ? found : undefined;
+      });
+      assert.deepEqual(written, { count: 26, subscribers: 26 }, 'one message per recipient, none twice');
+    } finally {
+      stream.close();
+    }
   });
 
   it('creates an unknown subscriber given as a string', async () => {

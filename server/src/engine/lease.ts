@@ -25,7 +25,8 @@ export function leaseMs(): number {
 /**
  * Test-only crash points: with NOTIF_CRASH_AT naming one (or several, comma-separated) boundaries,
  * the process kills itself (SIGKILL: no handlers, no flush) the first time it reaches one.
- * Boundaries: `after-commit` (a trigger's runs recorded), `after-step-N` (step N of a run done, N
+ * Boundaries: `after-commit` (a trigger's runs recorded), `before-background` (a large trigger's
+ * runs recorded and its answer on its way, none written yet), `after-step-N` (step N of a run done, N
  * from 0), `after-claim` (the scheduler claimed jobs), `after-wait` (a wait ended, the next step
  * queued).
  */

@@ -57,8 +57,12 @@ export interface TriggerResult {
   runs: { notificationId: string; subscriberId: string; outcome: JobOutcome }[];
   /** The payload variables the workflow's steps use that the trigger did not send (`x.y`), each once. */
   missingVariables: string[];
-  /** The runs of the topics' subscribers, made in the background after the answer (see fanOutToTopics); settles when all are made. */
-  topicRuns?: Promise<void>;
+  /**
+   * What goes on after the answer, settling when it is done: the runs of a trigger to more than
+   * RUNS_WRITTEN_BEFORE_ANSWER recipients (recorded, then written), then the runs of the topics'
+   * subscribers (see fanOutToTopics). Absent when nothing is left.
+   */
+  background?: Promise<void>;
 }
 
 const isTopic = (recipient: Recipient): recipient is TopicRecipient => typeof recipient === 'object' && 'topicKey' in recipient;
@@ -69,14 +73,25 @@ const TOPIC_PAGE = { sqlite: 100, postgres: 500 };
 const INSERT_CHUNK = 200;
 
 /**
+ * A trigger to at most this many recipients answers once their in-app messages are written, so a
+ * read after the answer finds them. A larger one answers once its runs are recorded (durable: a
+ * process that dies leaves them to another's scheduler, see lease.ts) and writes them after the
+ * answer, as a topic's: its sender does not wait for a hundred subscribers' writes, and the
+ * messages reach the streams all the same. One chunk of the fan-out on SQLite (fan-out.ts).
+ */
+export const RUNS_WRITTEN_BEFORE_ANSWER = 25;
+
+/**
  * Triggers a workflow: for each recipient (created or updated as `to` says) one Notification and one
  * Job per workflow step, written in one transaction, every job under this process's lease (see
  * lease.ts: if the process dies, another resumes the runs); then each run goes as far as it can now
  * (in-app steps write their messages; the first step that has to wait stops it, see `advance`),
- * letting the event loop serve other requests between runs. An unknown workflow, or an unknown
- * topic in `to`, is a 422; an inactive workflow does nothing (status `trigger_not_active`, as Novu).
- * A topic's subscribers (but for those named directly, excluded, or the actor) get their runs in
- * the background, page by page (`topicRuns`), so a topic of thousands stalls no other request.
+ * letting the event loop serve other requests between runs: before the answer for a trigger to at
+ * most RUNS_WRITTEN_BEFORE_ANSWER recipients, after it (`background`) for a larger one. An unknown
+ * workflow, or an unknown topic in `to`, is a 422; an inactive workflow does nothing (status
+ * `trigger_not_active`, as Novu). A topic's subscribers (but for those named directly, excluded, or
+ * the actor) get their runs in the background too, page by page, so a topic of thousands stalls no
+ * other request.
  */
 export async function trigger(store: Store, tenant: Tenant, input: TriggerInput, options: TriggerOptions = {}): Promise<TriggerResult> {
   const now = options.now ?? new Date();
@@ -124,15 +139,22 @@ export async function trigger(store: Store, tenant: Tenant, input: TriggerInput,
     return runs.map((r, i) => ({ ...r, subscriber: subscribers[i]! }));
   });
   crashPoint('after-commit');
-  const runs = await runPlanned(store, workflow, planned, now);
   const missingVariables = [...new Set(shared.missing.flat())];
-  if (topics.length === 0) return { status: 'processed', transactionId, runs, missingVariables };
+  const writtenBeforeAnswer = planned.length <= RUNS_WRITTEN_BEFORE_ANSWER;
+  const runs = writtenBeforeAnswer ? await runPlanned(store, workflow, planned, now) : [];
+  if (writtenBeforeAnswer && topics.length === 0) return { status: 'processed', transactionId, runs, missingVariables };
   // Not the topics' subscribers already named, excluded, or acting.
   const excluded = new Set([...recipients.map((recipient) => recipient.subscriberId), ...topicRecipients.flatMap((topic) => topic.exclude ?? [])]);
   const actor = typeof input.actor === 'string' ? input.actor : (input.actor as { subscriberId?: unknown } | undefined)?.subscriberId;
   if (typeof actor === 'string') excluded.add(actor);
-  const topicRuns = fanOutToTopics(store, tenant, workflow, shared, topics, excluded, transactionId, now);
-  return { status: 'processed', transactionId, runs, missingVariables, topicRuns };
+  const afterTheAnswer = async () => {
+    // The answer goes first: the runs are written from the next turn of the event loop on.
+    await breathe();
+    crashPoint('before-background');
+    if (!writtenBeforeAnswer) await runPlanned(store, workflow, planned, now);
+    if (topics.length > 0) await fanOutToTopics(store, tenant, workflow, shared, topics, excluded, transactionId, now);
+  };
+  return { status: 'processed', transactionId, runs, missingVariables, background: afterTheAnswer() };
 }
 
 /** Runs recorded runs as far as they go now: the in-app steps at the head of the workflow for all at once (fan-out.ts), then each run on. */

@@ -9,7 +9,8 @@ import type { Store } from '../db/store.ts';
 
 // POST /v1/events/trigger (decisions.md, "Beyond the spec"): runs a workflow for one or more
 // subscribers; unknown subscribers are created, subscriber objects update the fields they give (a
-// field given as null is left as it is). A topic in `to` reaches its subscribers, in the background.
+// field given as null is left as it is). A trigger to more recipients than RUNS_WRITTEN_BEFORE_ANSWER,
+// and a topic in `to`, reach their subscribers in the background, after the answer.
 // An inactive workflow answers 201 `trigger_not_active` and does nothing, as Novu does.
 // POST /v1/events/trigger/bulk: up to 100 triggers, one answer each, in order.
 
@@ -49,7 +50,7 @@ const MAX_BULK_EVENTS = 100;
 const BulkBody = Type.Object({ events: Type.Array(TriggerBody, { minItems: 1, maxItems: MAX_BULK_EVENTS }) });
 
 const events: FastifyPluginAsyncTypebox = async (app) => {
-  /** Background fan-outs to topics still running: the app waits for them when it closes. */
+  /** Fan-outs still running after their answers (large triggers', topics'): the app waits for them when it closes. */
   const background = new Set<Promise<void>>();
   app.addHook('onClose', async () => {
     await Promise.allSettled([...background]);
@@ -66,9 +67,9 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       request.log.warn({ workflow: input.name, transactionId: result.transactionId, missingVariables: result.missingVariables }, "the trigger's payload lacks variables the workflow's steps use");
     }
     if (result.status === 'trigger_not_active') return { acknowledged: true, status: 'trigger_not_active' };
-    if (result.topicRuns) {
-      const running = result.topicRuns
-        .catch((err: unknown) => app.log.error({ err, transactionId: result.transactionId }, 'fan-out to a topic failed'))
+    if (result.background) {
+      const running = result.background
+        .catch((err: unknown) => app.log.error({ err, transactionId: result.transactionId }, 'fan-out after the answer failed'))
         .finally(() => background.delete(running));
       background.add(running);
     }
