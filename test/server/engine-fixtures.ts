@@ -44,6 +44,22 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+/**
+ * Resolves once no job of a trigger is pending any more: a trigger to more than 25 recipients
+ * answers before it writes its runs (server/src/engine/trigger.ts). For workflows with no step that
+ * waits (a delay's job stays pending until it ends).
+ */
+export async function runsWritten(server: TestServer, transactionId: string, timeoutMs = 10_000): Promise<void> {
+  await waitFor(
+    `the runs of ${transactionId} to be written`,
+    async () => {
+      const [row] = await dbQuery<{ n: number | string }>(server, `SELECT COUNT(*) AS n FROM jobs WHERE transaction_id = ? AND status = 'pending'`, [transactionId]);
+      return Number(row!.n) === 0 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** The notification of a transaction (asserts there is exactly one). */
 export async function notificationOf(server: TestServer, transactionId: string, key: string = KEYS.a) {
   const r = await server.get('/v1/notifications', { query: { transactionId, limit: 50 }, key });

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type Reply, type TestServer } from './helpers.ts';
 import { createWorkflow, ensureSubscriber, triggerEvent } from './fixtures.ts';
-import { dbQuery } from './engine-fixtures.ts';
+import { dbQuery, runsWritten } from './engine-fixtures.ts';
 
 // The fan-out (server/src/engine/fan-out.ts): the leading in-app steps of triggers made at the same
 // time are written together, in one transaction for many runs. Each run must still get exactly what
@@ -48,6 +48,9 @@ describe('fan-out of concurrent triggers', () => {
 
   it('two triggers to 100 subscribers at once: a message per step for each allowed run, the exact skip detail for each other', async () => {
     const [a, b] = await Promise.all(['A', 'B'].map((n) => triggerEvent(server, { name: 'fan', to: recipients, payload: { n } })));
+    // A trigger to this many answers before it writes its runs.
+    await runsWritten(server, a!.transactionId);
+    await runsWritten(server, b!.transactionId);
     const ids = recipients.map((r) => (typeof r === 'string' ? r : r.subscriberId));
     const firstName = (id: string) => (/^fo-old-(\d+)$/.exec(id) ? `Old${id.slice(7)}` : Number(id.slice(7)) < 20 ? `New${id.slice(7)}` : '');
     for (const [n, t] of [['A', a], ['B', b]] as const) {
