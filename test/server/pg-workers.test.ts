@@ -33,8 +33,12 @@ describe('two processes on one PostgreSQL database', { skip: !PG && 'needs TEST_
       const to = Array.from({ length: BATCH }, (_, j) => `pg-sub-${i + j}`);
       await triggerEvent(front, { name: 'pg-later', to, payload: { i } });
     }
-    const [{ n }] = await dbQuery(a, "SELECT count(*)::int AS n FROM jobs WHERE type = 'delay' AND status IN ('delayed', 'completed')");
-    assert.equal(n, SUBSCRIBERS);
+    // A trigger to this many answers before its runs reach their delay: every delay, once they have.
+    const delays = await waitFor('every run at its delay', async () => {
+      const [{ n }] = await dbQuery(a, "SELECT count(*)::int AS n FROM jobs WHERE type = 'delay' AND status IN ('delayed', 'completed')");
+      return n >= SUBSCRIBERS ? n : undefined;
+    });
+    assert.equal(delays, SUBSCRIBERS);
 
     await waitFor(
       `${SUBSCRIBERS} messages`,
