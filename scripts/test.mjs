@@ -68,6 +68,8 @@ function failingTests(output) {
       const errorIndent = block[errorAt].search(/\S/);
       const errorLines = [block[errorAt]];
       for (const next of block.slice(errorAt + 1)) {
+        // (An assertion's message has blank lines: "Expected values to be strictly equal:", "", "453 !== 1000".)
+        if (next.trim() === '') continue;
         if (next.search(/\S/) <= errorIndent) break;
         errorLines.push(next);
       }
