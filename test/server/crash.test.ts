@@ -83,38 +83,54 @@ after(async () => {
   for (const server of servers) await server.dispose();
 });
 
+/**
+ * A process that crashes at `boundary` on a trigger of `to` (the key `key-<boundary>`): it dies, and
+ * its runs were recorded before. Returns the dead process and the audit of what it left.
+ */
+async function crashAt(boundary: string, to: string[], transactionId: string) {
+  const crashing = await start({ ...LEASE, NOTIF_CRASH_AT: boundary });
+  await createWorkflow(crashing, { workflowId: 'durable', name: 'Durable', steps: STEPS });
+  const first = await triggerOnce(crashing, `key-${boundary}`, transactionId, to);
+  await dead(crashing);
+  const crashed = await audit(crashing, [transactionId]);
+  assert.equal(crashed.notifications, to.length, `the runs were recorded before the crash (answer ${first.status})`);
+  return { crashing, crashed };
+}
+
+/**
+ * A process started on the crashed one's database: the trigger's retry replays its answer, and
+ * every run completes exactly once within `timeoutMs`.
+ */
+async function recoverAfter(crashing: TestServer, boundary: string, to: string[], transactionId: string, timeoutMs: number) {
+  const healthy = await start(LEASE, crashing.dbPath);
+  await sleep(1000); // past the in-flight window
+  const again = await triggerOnce(healthy, `key-${boundary}`, transactionId, to);
+  assert.equal(again.status, 201, JSON.stringify(again.body));
+  assert.equal(again.headers.get('idempotency-replay'), 'true', 'the retry replays the answer, never triggers again');
+  assert.equal(again.body.transactionId, transactionId);
+
+  const done = await waitFor(
+    'every run to complete',
+    async () => {
+      const a = await audit(healthy, [transactionId]);
+      return a.stuck === 0 ? a : undefined;
+    },
+    timeoutMs,
+  );
+  await sleep(300); // a second, late run of any step would show now
+  const final = await audit(healthy, [transactionId]);
+  assert.deepEqual(final, { ...done, stuck: 0, duplicates: 0, notifications: to.length, messages: to.length * IN_APP_STEPS });
+  await healthy.stop();
+}
+
 describe('a run survives a crash at each of its boundaries', () => {
   for (const boundary of BOUNDARIES) {
     it(`crash ${boundary}: the process started after it completes every run exactly once`, async () => {
-      const crashing = await start({ ...LEASE, NOTIF_CRASH_AT: boundary });
-      await createWorkflow(crashing, { workflowId: 'durable', name: 'Durable', steps: STEPS });
       const to = ['crash-a', 'crash-b', 'crash-c'];
       const transactionId = `tx-${boundary}`;
-      const first = await triggerOnce(crashing, `key-${boundary}`, transactionId, to);
       // Crashes before the answer (after-commit, after-step-*) or later, in the scheduler.
-      await dead(crashing);
-      const crashed = await audit(crashing, [transactionId]);
-      assert.equal(crashed.notifications, to.length, `the runs were recorded before the crash (answer ${first.status})`);
-
-      const healthy = await start(LEASE, crashing.dbPath);
-      await sleep(1000); // past the in-flight window
-      const again = await triggerOnce(healthy, `key-${boundary}`, transactionId, to);
-      assert.equal(again.status, 201, JSON.stringify(again.body));
-      assert.equal(again.headers.get('idempotency-replay'), 'true', 'the retry replays the answer');
-      assert.equal(again.body.transactionId, transactionId);
-
-      const done = await waitFor(
-        'every run to complete',
-        async () => {
-          const a = await audit(healthy, [transactionId]);
-          return a.stuck === 0 ? a : undefined;
-        },
-        10_000,
-      );
-      await sleep(300); // a second, late run of any step would show now
-      const final = await audit(healthy, [transactionId]);
-      assert.deepEqual(final, { ...done, stuck: 0, duplicates: 0, notifications: to.length, messages: to.length * IN_APP_STEPS });
-      await healthy.stop();
+      const { crashing } = await crashAt(boundary, to, transactionId);
+      await recoverAfter(crashing, boundary, to, transactionId, 10_000);
     });
   }
 });
@@ -124,31 +140,9 @@ describe('a large trigger written after its answer survives a crash', () => {
     // More recipients than are written before the answer (RUNS_WRITTEN_BEFORE_ANSWER, 25).
     const to = Array.from({ length: 30 }, (_, i) => `large-crash-${i}`);
     const transactionId = 'tx-before-background';
-    const crashing = await start({ ...LEASE, NOTIF_CRASH_AT: 'before-background' });
-    await createWorkflow(crashing, { workflowId: 'durable', name: 'Durable', steps: STEPS });
-    const first = await triggerOnce(crashing, 'key-before-background', transactionId, to);
-    await dead(crashing);
-    const crashed = await audit(crashing, [transactionId]);
-    assert.equal(crashed.notifications, to.length, `the runs were recorded before the crash (answer ${first.status})`);
+    const { crashing, crashed } = await crashAt('before-background', to, transactionId);
     assert.equal(crashed.messages, 0, 'the process died before it wrote any of them');
-
-    const healthy = await start(LEASE, crashing.dbPath);
-    await sleep(1000); // past the in-flight window
-    const again = await triggerOnce(healthy, 'key-before-background', transactionId, to);
-    assert.equal(again.status, 201, JSON.stringify(again.body));
-    assert.equal(again.headers.get('idempotency-replay'), 'true', 'the retry replays the answer, never triggers again');
-    const done = await waitFor(
-      'every run to complete',
-      async () => {
-        const a = await audit(healthy, [transactionId]);
-        return a.stuck === 0 ? a : undefined;
-      },
-      20_000,
-    );
-    await sleep(300); // a second, late run of any step would show now
-    const final = await audit(healthy, [transactionId]);
-    assert.deepEqual(final, { ...done, stuck: 0, duplicates: 0, notifications: to.length, messages: to.length * IN_APP_STEPS });
-    await healthy.stop();
+    await recoverAfter(crashing, 'before-background', to, transactionId, 20_000);
   });
 });
 

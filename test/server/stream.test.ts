@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectErrorBody, KEYS, TestServer } from './helpers.ts';
 import { createWorkflow, delayedInAppWorkflow, ensureSubscriber, inAppWorkflow, triggerEvent } from './fixtures.ts';
-import { dbQuery, sleep, waitFor } from './engine-fixtures.ts';
+import { runsWritten, sleep, waitFor } from './engine-fixtures.ts';
 import { openStream } from './stream-fixtures.ts';
 
 // The stream (GET /v1/subscribers/{id}/notifications/stream): scoped like the other subscriber
@@ -180,10 +180,7 @@ describe('notification stream', () => {
     const ids = Array.from({ length: 100 }, (_, i) => `st-fan-${i}`);
     const first = await triggerEvent(server, { name: 'live', to: ids, payload: { title: 'first' } });
     // A trigger to 100 answers before its messages are written: the streams open once they are.
-    await waitFor('the first trigger\'s messages', async () => {
-      const [row] = await dbQuery<{ n: number | string }>(server, `SELECT COUNT(*) AS n FROM messages WHERE transaction_id = ?`, [first.transactionId]);
-      return Number(row!.n) === ids.length ? true : undefined;
-    });
+    await runsWritten(server, first.transactionId);
     const streams = await Promise.all(ids.map((id) => openStream(server, id)));
     try {
       await Promise.all(streams.map((s) => s.next((e) => e.event === 'unseen' && e.data.count === 1)));

@@ -54,6 +54,7 @@ export interface TriggerResult {
   /** `trigger_not_active`: the workflow is inactive, and nothing was done (no transaction, no runs). */
   status: 'processed' | 'trigger_not_active';
   transactionId: string;
+  /** Each run's outcome at the answer; empty when the runs are written after it (see `background`). */
   runs: { notificationId: string; subscriberId: string; outcome: JobOutcome }[];
   /** The payload variables the workflow's steps use that the trigger did not send (`x.y`), each once. */
   missingVariables: string[];
