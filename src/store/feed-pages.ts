@@ -48,8 +48,10 @@ export interface FeedPagesOptions {
   pageSize: number;
   /** A first page older than this (ms) is refetched when a feed opens. */
   maxAge: number;
-  /** Whether mutations are in flight: a page answered meanwhile may predate them. */
-  mutating(): boolean;
+  /** The mutations made here (mutations.ts): a first page the server read before some of them gets their changes. */
+  mutations: {
+    replayFromNow(): (messages: readonly Message[]) => readonly Message[] | undefined;
+  };
 }
 
 export class FeedPages {
@@ -65,8 +67,6 @@ export class FeedPages {
   #moreController?: AbortController;
   /** The latest first-page request, until it is answered. */
   #first?: Promise<void>;
-  /** A first page was answered (or asked for) while mutations were in flight: asked again once they end. */
-  #askAgain = false;
 
   constructor(options: FeedPagesOptions) {
     this.#options = options;
@@ -151,17 +151,6 @@ export class FeedPages {
     }
   }
 
-  /** A mutation starts: a first page in flight may be read on the server before it, and is asked for again after. */
-  mutationStarted(): void {
-    if (this.#first) this.#askAgain = true;
-  }
-
-  /** The mutations in flight ended: a first page answered meanwhile is asked for again. */
-  mutationsSettled(): void {
-    if (this.#askAgain) void this.fetchFirst();
-    this.#askAgain = false;
-  }
-
   /** Every element let the store go: requests aborted, no feed open. */
   stop(): void {
     this.#firstController?.abort();
@@ -207,9 +196,7 @@ export class FeedPages {
     // stream): only the last asks the server.
     await Promise.resolve();
     if (controller !== this.#firstController) return this.#first;
-    // Asked while a mutation is in flight, the page may predate it: it is asked again once they end
-    // (that later request supersedes this one, whenever this one is answered).
-    if (this.#options.mutating()) this.#askAgain = true;
+    const replayMutations = this.#options.mutations.replayFromNow();
     let response: FeedResponse;
     try {
       response = await this.#page(0, controller.signal);
@@ -232,11 +219,11 @@ export class FeedPages {
     }
     if (controller !== this.#firstController) return this.#first;
     this.#first = undefined;
-    if (this.#options.mutating()) {
-      this.#askAgain = true;
-      return;
-    }
-    const page = response.data ?? [];
+    // The server may have read the page before mutations made meanwhile (an open bell's mark all
+    // seen): their changes are applied to it, as they were to what is loaded.
+    // When some of them are no longer kept, the page is asked for again (a new request's are kept).
+    const page = replayMutations(response.data ?? []);
+    if (!page) return this.refetch();
     const loaded = this.#list.messages;
     // Older loaded pages are kept only when the new page joins them (no gap in between; an empty page joins nothing).
     const joins = response.hasMore && loaded.some((message) => page.some((fresh) => fresh._id === message._id));

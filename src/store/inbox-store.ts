@@ -55,18 +55,20 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     const interval = pollIntervalOf(config);
     const mutating = () => this.#mutations.busy;
     this.#tabs = new TabLeadership(channelName(config));
-    const feed = (tab: InboxTab) => new FeedPages({ context, tab, pageSize: pageSizeOf(config), maxAge: interval, mutating });
-    this.#feeds = { all: feed('all'), unread: feed('unread') };
     this.#mutations = new Mutations({
       context,
       share: (change) => this.#share(change),
-      rolledBack: () => this.#tabs.post({ type: 'stale' }),
-      started: () => this.#eachFeed((list) => list.mutationStarted()),
-      settled: () => {
-        this.#freshness.poller.mutationsSettled();
-        this.#eachFeed((list) => list.mutationsSettled());
+      rolledBack: () => {
+        // A first page answered while it was in flight got its change: each list is marked stale
+        // (a count change, quiet), fetched when the next change comes or a feed opens (fetched
+        // now, it would clear the error being shown).
+        this.#eachFeed((list) => list.countChanged(false, true));
+        this.#tabs.post({ type: 'stale' });
       },
+      settled: () => this.#freshness.poller.mutationsSettled(),
     });
+    const feed = (tab: InboxTab) => new FeedPages({ context, tab, pageSize: pageSizeOf(config), maxAge: interval, mutations: this.#mutations });
+    this.#feeds = { all: feed('all'), unread: feed('unread') };
     this.#freshness = new Freshness({
       context,
       tabs: this.#tabs,

@@ -12,6 +12,8 @@ const MAX_RETRIES = 4;
 /** The wait before the first retry (ms) when the server names none; it doubles with each. */
 const FIRST_RETRY_WAIT = 500;
 const NOT_FOUND = 404;
+/** Mutations kept after they end, for first pages asked before them and answered after (Mutations.replayFromNow). */
+const KEPT_MUTATIONS = 32;
 
 /** Failures worth another attempt with the same key: offline (0), conflicting (409), throttled (429), unavailable (>= 502). */
 function retryable(status: number): boolean {
@@ -72,18 +74,37 @@ export interface MutationsOptions {
   context: StoreContext;
   /** Applies a change here and tells the other tabs. */
   share(change: MessageChange): void;
-  /** A mutation was rolled back: the other tabs refetch. */
+  /** A mutation was rolled back: first pages answered while it was in flight show its change, and the other tabs' may too: they are fetched again. */
   rolledBack(): void;
-  /** A mutation starts (none was in flight, or others are). */
-  started(): void;
   /** The last mutation in flight ended. */
   settled(): void;
+}
+
+/** A mutation as `replayFromNow` replays it: the order it started in, whether it ended, and whether the server refused it. */
+interface Started {
+  order: number;
+  mutation: Mutation;
+  ended?: boolean;
+  refused?: boolean;
+}
+
+/** `messages` as `mutation` changes them (the one it names, or each). */
+function changed(messages: readonly Message[], { messageId, change }: Mutation): Message[] {
+  return messages.flatMap((message) => {
+    const next = messageId && message._id !== messageId ? undefined : change(message);
+    if (next === undefined) return [message];
+    return next ? [next] : [];
+  });
 }
 
 export class Mutations {
   #options: MutationsOptions;
   /** Mutations in flight: server reads answered meanwhile may predate them. */
   #inFlight = 0;
+  /** The mutations in flight and the last ones that ended, in the order they started. */
+  #started: Started[] = [];
+  /** How many mutations have started. */
+  #count = 0;
 
   constructor(options: MutationsOptions) {
     this.#options = options;
@@ -91,6 +112,26 @@ export class Mutations {
 
   get busy(): boolean {
     return this.#inFlight > 0;
+  }
+
+  /**
+   * Called as a read of the server starts: what applies the mutations that may be missing from its
+   * answer (those in flight now, and those started after) to its messages, in the order they
+   * started, except those the server refused. A page the server read before a mark all seen made
+   * meanwhile (an open bell's) then shows its messages seen, without asking for it again.
+   * The function gives undefined when some of them are no longer kept: then only a new read is sure.
+   */
+  replayFromNow(): (messages: readonly Message[]) => readonly Message[] | undefined {
+    const oldestInFlight = this.#started.find((started) => !started.ended);
+    const mark = oldestInFlight ? oldestInFlight.order : this.#count;
+    return (messages) => {
+      if (this.#count - mark > this.#started.length) return undefined;
+      let result = messages;
+      for (const started of this.#started) {
+        if (started.order >= mark && !started.refused) result = changed(result, started.mutation);
+      }
+      return result;
+    };
   }
 
   /** Applies `mutation` at once, then on the server; rolls it back when the server refuses. Never rejects. */
@@ -116,14 +157,19 @@ export class Mutations {
     const countDelta = count - unseenCount;
     share({ upsert, remove, all, count });
 
-    this.#options.started();
+    const started: Started = { order: this.#count, mutation };
+    this.#count++;
+    this.#started.push(started);
     this.#inFlight++;
     try {
       await this.#send(mutation);
     } catch (error) {
+      started.refused = true;
       this.#rollBack(mutation, error as NotifApiError, originals, remove, countDelta, lists);
     } finally {
+      started.ended = true;
       this.#inFlight--;
+      while (this.#started.length > KEPT_MUTATIONS && this.#started[0]!.ended) this.#started.shift();
       if (!this.#inFlight) this.#options.settled();
     }
   }

@@ -4,7 +4,7 @@ import sinon from 'sinon';
 import '../../src/index.ts';
 import type { InboxStoreApi, Message, NotifBell, NotifFeed } from '../../src/index.ts';
 import { BellHarness, FeedHarness, pretendVisible, LIVE_WAIT, waitFor } from './harness.ts';
-import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
+import { api, createWorkflow, injectFault, streamsOf, subscriberHash, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // Live: the service's stream (GET …/notifications/stream) held by one tab of the browser and relayed
 // to the others. Tabs are same-origin iframes here: each has its own document, modules and store, and
@@ -12,14 +12,6 @@ import { api, createWorkflow, injectFault, subscriberHash, testServer, trigger, 
 // throughout, so whatever arrives within a test came by the stream.
 
 const NO_POLL = 600_000;
-
-/** The streams the service holds for `subscriberId` (its `__streams` test route). */
-async function streamsOf(subscriberId: string): Promise<number> {
-  const { baseUrl } = await testServer();
-  const { _id } = await (await api()).getSubscriber(subscriberId);
-  const body = await (await fetch(`${baseUrl}/__streams`)).json();
-  return body.bySubscriber[_id] ?? 0;
-}
 
 interface Tab {
   frame: HTMLIFrameElement;

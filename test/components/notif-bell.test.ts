@@ -3,8 +3,9 @@ import { setViewport } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../src/index.ts';
 import type { NotifBell } from '../../src/index.ts';
-import { BellHarness, animationsDone, pretendVisible, waitFor } from './harness.ts';
-import { api, createWorkflow, injectFault, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
+import type { InboxStoreApi } from '../../src/store/types.ts';
+import { BellHarness, LIVE_WAIT, animationsDone, pretendVisible, waitFor } from './harness.ts';
+import { api, createWorkflow, injectFault, streamsOf, testServer, trigger, triggerMany, uniqueSubscriber } from './server.ts';
 
 // <notif-bell> against the real service: each test has its own subscriber.
 
@@ -110,6 +111,36 @@ describe('<notif-bell>', () => {
     expect(feed.messages.every((m) => m.unread)).to.equal(true);
     await animationsDone();
     await expect(bell.el).to.be.accessible();
+  });
+
+  it('opening it asks for the first page once: the page answered while its "mark all seen" is in flight shows the messages seen', async () => {
+    const sub = await uniqueSubscriber();
+    await triggerMany(workflowId, sub, 3);
+    const { baseUrl, apiKey } = await testServer();
+    const feedRequests: string[] = [];
+    const counting = (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.includes('/notifications/feed')) feedRequests.push(url);
+      return fetch(input, init);
+    };
+    const el = await fixture<NotifBell>(html`<notif-bell base-url=${baseUrl} subscriber-id=${sub} api-key=${apiKey} .fetch=${counting}></notif-bell>`);
+    const bell = new BellHarness(el);
+    await waitFor(() => bell.badge === '3', 'badge 3');
+    // Open, the stream says "refetch" (it has no Last-Event-ID): that first page is not the one counted.
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the stream opened', LIVE_WAIT);
+    const before = feedRequests.length;
+
+    const feed = await bell.open();
+    await feed.loaded(3);
+    const store = (el as unknown as { inbox: InboxStoreApi }).inbox;
+    const client = await api();
+    await waitFor(async () => (await client.unseenCount(sub)).count === 0, 'server unseen 0');
+    await waitFor(() => !store.state.messages.some((message) => !message.seen), 'every message seen');
+    // Time for a request the end of the mark would start (it starts in the same task as the end).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(feedRequests.length - before).to.equal(1);
+    expect(store.state.messages.map((message) => message.seen)).to.deep.equal([true, true, true]);
+    expect(bell.badge).to.equal(null);
   });
 
   it('its feed fills the popover\'s width in every state (loading, empty, error, short messages), at 375 px and on a desktop', async () => {

@@ -131,3 +131,11 @@ export async function until<T>(predicate: () => T | Promise<T>, message = 'condi
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** The streams the service holds for `subscriberId` (its `__streams` test route). */
+export async function streamsOf(subscriberId: string): Promise<number> {
+  const { baseUrl } = await testServer();
+  const { _id } = await (await api()).getSubscriber(subscriberId);
+  const body = await (await fetch(`${baseUrl}/__streams`)).json();
+  return body.bySubscriber[_id] ?? 0;
+}
