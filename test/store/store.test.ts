@@ -175,6 +175,44 @@ describe('InboxStore', () => {
     expect(store.state.messages.find((m) => m._id === id)!.read, 'still read').to.equal(true);
   });
 
+  it('a first page answered while a mutation is in flight gets its change; refused after, the list is fetched again as a feed opens', async () => {
+    const c = await config();
+    await triggerMany(workflowId, c.subscriberId, 2);
+    // The mark all read can be held back before it reaches the server.
+    let markHeld: Promise<void> | undefined;
+    const holding: typeof fetch = async (input, init) => {
+      if (markHeld && String(input).includes('/messages/mark-all')) await markHeld;
+      return fetch(input, init);
+    };
+    const store = track(new InboxStore({ ...c, fetch: holding }));
+    store.connect();
+    store.feedOpened();
+    await until(() => store.state.loaded && store.state.messages.length === 2, 'first page');
+    let release!: () => void;
+    markHeld = new Promise<void>((r) => (release = r));
+    await injectFault({ path: `/subscribers/${c.subscriberId}/messages/mark-all`, status: 500 });
+    const errors: string[] = [];
+    store.addEventListener('error', (e) => errors.push((e as CustomEvent<InboxErrorDetail>).detail.action));
+    const marking = store.markAllRead();
+    // A third message, in the Unread tab's first page read while the mark is held (the page alone,
+    // no count): read here, as the mark says.
+    await trigger(workflowId, c.subscriberId, { title: 'third', body: 'b' });
+    store.feedOpened('unread');
+    await until(() => store.state.lists.unread.loaded, 'the Unread page');
+    expect(store.state.lists.unread.messages).to.have.length(3);
+    expect(store.state.lists.unread.messages.every((m) => m.read), 'every message read while the mark is in flight').to.equal(true);
+
+    release();
+    await marking;
+    expect(errors).to.deep.equal(['markAllRead']);
+    // The server refused: the two messages the mark changed here are back; the third, which only
+    // the page had, is set right as a feed shows the list again.
+    store.feedClosed('unread');
+    store.feedOpened('unread');
+    await until(() => store.state.lists.unread.messages.length === 3 && store.state.lists.unread.messages.every((m) => !m.read), 'every message unread', 5000);
+    expect(await (await api()).unseenCount(c.subscriberId)).to.deep.equal({ count: 3 });
+  });
+
   it('makes no request while the page is hidden, and refreshes at once when visible again', async () => {
     const c = await config();
     const clk = fakeClock();
