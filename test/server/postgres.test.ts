@@ -253,7 +253,7 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
     assert.equal(after[0]!.body.data[0].subject, 'S 1');
   });
 
-  it('the page the elements ask for, and any part of its fields, is one named statement, its payloads another', async () => {
+  it('the page the elements ask for, and any part of its fields, is one named statement, its payloads and its subscriber\'s lookup others', async () => {
     // The service's own reads in this process, on a pool of one connection: the statements it
     // named are that connection's pg_prepared_statements.
     const server = await new TestServer().start(['--no-seed']);
@@ -278,6 +278,7 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
       const columns = FEED_FIELDS.split(',').map((field) => FEED_ITEM_COLUMNS[field]);
       assert.deepEqual(columns.filter((column) => !pages[0]!.includes(`"${column}"`)), [], 'the text reads every column of the elements\' fields');
       assert.equal(named.filter((text) => text.includes('from "payloads"')).length, 1, `the payloads' read named: ${JSON.stringify(named)}`);
+      assert.equal(named.filter((text) => text.includes('from "subscribers"')).length, 1, `the subscriber's lookup named: ${JSON.stringify(named)}`);
     } finally {
       await db.close();
       await server.dispose();
