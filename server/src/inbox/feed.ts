@@ -10,7 +10,7 @@ import { feedIdentifiers } from './messages.ts';
 import { VISIBLE } from './family-filter.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
 import { findSubscriber } from './subscribers.ts';
-import { FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
+import { columnList, EVERY_COLUMN, FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
 
 // The hot paths: the in-app feed (endpoint 10) and the unseen count (13). Both read one
 // subscriber's in-app messages through the messages_feed / messages_unseen indexes (subscriber_id,
@@ -29,13 +29,6 @@ export interface FeedQuery {
   fields?: string[];
 }
 
-/**
- * The columns of a whole Message (and of its embedded objects' lookup), named. PostgreSQL prepares
- * the page's query once per connection (db.prepared), and a prepared `select *` fails at every
- * use ("cached plan must not change result type") once a column is added to messages, as a
- * process of the next version does when it migrates at start while this one still serves.
- */
-const EVERY_COLUMN = columnList([...Object.values(FEED_ITEM_COLUMNS), 'payload_id']);
 /** A page whose messages' payloads and contents hold this many characters is put together in steps. */
 const LARGE_PAGE_CHARACTERS = 256 * 1024;
 const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -49,11 +42,6 @@ const STORED_APART_FIELDS = ['payload', 'overrides'];
  */
 const ELEMENTS_FIELDS = ['_id', 'subject', 'content', 'createdAt', 'read', 'seen', 'avatar', 'cta', 'templateIdentifier', 'transactionId', 'payload'];
 const ELEMENTS_COLUMNS = columnList([...ELEMENTS_FIELDS.map((field) => FEED_ITEM_COLUMNS[field]!), 'payload_id']);
-
-/** The select list of `columns`, `id` first, each once, quoted. */
-function columnList(columns: Iterable<string>): string {
-  return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
-}
 
 /**
  * The projection's field names, or undefined for the whole Message (no `fields`, or nothing named).
