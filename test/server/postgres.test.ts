@@ -286,7 +286,7 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
     }
   });
 
-  it('marking one message or several and a CTA\'s action read the messages by named statements, one text whatever the number of ids', async () => {
+  it('marking one message or several and a CTA\'s action read the messages and their template by named statements, one text whatever the number of ids', async () => {
     const server = await new TestServer().start(['--no-seed']);
     const db = await openDatabase({ location: server.dbPath, postgres: { poolSize: 1 } });
     try {
@@ -308,6 +308,8 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
       const byIds = named.filter((text) => /from "messages" where "subscriber_id" = \$1 and "id" = any/.test(text));
       assert.equal(byIds.length, 2, `the ids checked and the messages read, each one text: ${JSON.stringify(named)}`);
       assert.equal(named.filter((text) => /from "messages" where "id" = \$1 and "subscriber_id" = \$2/.test(text)).length, 1, `the action's message: ${JSON.stringify(named)}`);
+      assert.equal(named.filter((text) => text.includes('from "workflows"')).length, 1, `the embedded template's read: ${JSON.stringify(named)}`);
+      assert.equal(acted.template?.triggers[0]?.identifier, 'marked-note');
     } finally {
       await db.close();
       await server.dispose();
