@@ -4,6 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { dropDatabase, expectErrorBody, KEYS, startServer, TestServer } from './helpers.ts';
 import { getFeed, inAppWorkflow, triggerEvent } from './fixtures.ts';
 import { waitFor } from './engine-fixtures.ts';
+import { sql } from 'kysely';
+import { openDatabase } from '../../server/src/db/index.ts';
+import { unseenCounter } from '../../server/src/db/read.ts';
+import { Feed } from '../../server/src/inbox/feed.ts';
+import { markMessages, setActionStatus } from '../../server/src/inbox/messages.ts';
+import { FEED_ITEM_COLUMNS } from '../../server/src/inbox/views.ts';
+import { FEED_FIELDS } from '../../src/store/feed-pages.ts';
 
 // PostgreSQL specifics, with TEST_DATABASE_URL=postgres://... (scripts/ci-postgres.sh prints one;
 // `npm run test:server:pg` runs the whole suite there). Skipped on SQLite runs.
@@ -245,6 +252,68 @@ describe('PostgreSQL: the hot reads as named statements', { skip }, () => {
       before.map((r) => [200, r.body.data ?? r.body.count]),
     );
     assert.equal(after[0]!.body.data[0].subject, 'S 1');
+  });
+
+  it('the page the elements ask for, and any part of its fields, is one named statement, its payloads and its subscriber\'s lookup others', async () => {
+    // The service's own reads in this process, on a pool of one connection: the statements it
+    // named are that connection's pg_prepared_statements.
+    const server = await new TestServer().start(['--no-seed']);
+    const db = await openDatabase({ location: server.dbPath, postgres: { poolSize: 1 } });
+    try {
+      await inAppWorkflow(server, 'elements-note', { subject: 'S {{payload.i}}', body: 'B {{payload.i}}' });
+      for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'elements-note', to: 'elements', payload: { i } });
+      await waitFor('the messages to be written', async () => ((await getFeed(server, 'elements')).totalCount === 3 ? true : undefined));
+      const [tenant] = await db.kysely.selectFrom('subscribers').select(['organization_id', 'environment_id']).where('subscriber_id', '=', 'elements').execute();
+      const feed = new Feed(db, { unseen: unseenCounter(db) });
+      const page = async (fields: string) => {
+        const answer = await feed.page({ organizationId: tenant!.organization_id, environmentId: tenant!.environment_id }, 'elements', { page: 0, limit: 20, fields: [fields] }, undefined);
+        return JSON.parse(String(answer.body)) as { data: Record<string, unknown>[] };
+      };
+      const whole = await page(FEED_FIELDS);
+      assert.deepEqual(whole.data.map((message) => message.payload), [{ i: 2 }, { i: 1 }, { i: 0 }], 'the payloads stored apart, read');
+      const part = await page('_id,read,seen');
+      assert.deepEqual(part.data.map((message) => Object.keys(message)), Array(3).fill(['_id', 'read', 'seen']), 'only the fields asked for');
+      const named = (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db.kysely)).rows.map((row) => row.statement);
+      const pages = named.filter((text) => /^select .* from "messages" where .* order by "created_at" desc/s.test(text));
+      assert.equal(pages.length, 1, `one named text for both pages: ${JSON.stringify(named)}`);
+      const columns = FEED_FIELDS.split(',').map((field) => FEED_ITEM_COLUMNS[field]);
+      assert.deepEqual(columns.filter((column) => !pages[0]!.includes(`"${column}"`)), [], 'the text reads every column of the elements\' fields');
+      assert.equal(named.filter((text) => text.includes('from "payloads"')).length, 1, `the payloads' read named: ${JSON.stringify(named)}`);
+      assert.equal(named.filter((text) => text.includes('from "subscribers"')).length, 1, `the subscriber's lookup named: ${JSON.stringify(named)}`);
+    } finally {
+      await db.close();
+      await server.dispose();
+    }
+  });
+
+  it('marking one message or several and a CTA\'s action read the messages and their template by named statements, one text whatever the number of ids', async () => {
+    const server = await new TestServer().start(['--no-seed']);
+    const db = await openDatabase({ location: server.dbPath, postgres: { poolSize: 1 } });
+    try {
+      await inAppWorkflow(server, 'marked-note', { subject: 'S {{payload.i}}', body: 'B', primaryAction: { label: 'Go' } });
+      for (let i = 0; i < 3; i++) await triggerEvent(server, { name: 'marked-note', to: 'marked', payload: { i } });
+      const ids = await waitFor('the messages to be written', async () => {
+        const { data } = await getFeed(server, 'marked');
+        return data.length === 3 ? data.map((message) => message._id as string) : undefined;
+      });
+      const [tenantRow] = await db.kysely.selectFrom('subscribers').select(['organization_id', 'environment_id']).where('subscriber_id', '=', 'marked').execute();
+      const tenant = { organizationId: tenantRow!.organization_id, environmentId: tenantRow!.environment_id };
+      const one = await markMessages(db, tenant, 'marked', [ids[0]!], 'read');
+      const all = await markMessages(db, tenant, 'marked', ids, 'seen');
+      assert.deepEqual([one.map((message) => message.read), all.map((message) => message.seen)], [[true], [true, true, true]]);
+      assert.deepEqual(all.map((message) => message.payload), [{ i: 2 }, { i: 1 }, { i: 0 }]);
+      const acted = await setActionStatus(db, tenant, 'marked', ids[1]!, { type: 'primary', status: 'done' });
+      assert.deepEqual([acted._id, acted.payload], [ids[1], { i: 1 }]);
+      const named = (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db.kysely)).rows.map((row) => row.statement);
+      const byIds = named.filter((text) => /from "messages" where "subscriber_id" = \$1 and "id" = any/.test(text));
+      assert.equal(byIds.length, 2, `the ids checked and the messages read, each one text: ${JSON.stringify(named)}`);
+      assert.equal(named.filter((text) => /from "messages" where "id" = \$1 and "subscriber_id" = \$2/.test(text)).length, 1, `the action's message: ${JSON.stringify(named)}`);
+      assert.equal(named.filter((text) => text.includes('from "workflows"')).length, 1, `the embedded template's read: ${JSON.stringify(named)}`);
+      assert.equal(acted.template?.triggers[0]?.identifier, 'marked-note');
+    } finally {
+      await db.close();
+      await server.dispose();
+    }
   });
 });
 

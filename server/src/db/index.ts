@@ -33,8 +33,9 @@ export interface Db {
    * each connection parses and plans once, for the first PREPARED_TEXTS texts it is given; later
    * texts run unnamed (every connection keeps each named one: the bound keeps a stream of new
    * shapes from growing the database's memory). Callers give it texts of a few fixed shapes only
-   * (inbox/feed.ts, `fixed`), so no client can take the names from the hot reads (the feed's
-   * versions, the unseen count, a page's rows without projection or filter): bench:server on PostgreSQL, alternating, unseen counts 9,166 and 10,106
+   * (db/read.ts, `fixed`), so no client can take the names from the hot reads (the unseen count, a
+   * page's rows without projection or filter or with the elements' projection and its count, a
+   * subscriber's lookup, the payloads, messages and templates read by an array of ids): bench:server on PostgreSQL, alternating, unseen counts 9,166 and 10,106
    * a second unnamed, 16,872 and 17,106 named; cached feed pages as the elements ask 6,506 and 6,964,
    * then 12,161 and 12,507.
    * Undefined on SQLite, and with NOTIF_PG_PREPARED=0 (a pooler that cannot keep them: PgBouncer in

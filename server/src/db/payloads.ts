@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { parseJson, toJson } from '../json.ts';
+import { read, type Reader } from './read.ts';
 import type { Store } from './store.ts';
 
 // A trigger's payload and overrides are stored once (the payloads table, migration 0013), not in
@@ -23,21 +24,45 @@ interface WithPayload {
  */
 const LARGE_PAYLOAD_BYTES = 256 * 1024;
 
+/** A payload as withPayloads reads it: a large one's texts left out (null). */
+interface FoundPayload {
+  id: string;
+  bytes: number;
+  payload: string | null;
+  overrides: string | null;
+}
+
+/**
+ * PostgreSQL: withPayloads' read of any number of payloads in one text, the ids one array
+ * parameter, so it runs as a named statement (db/read.ts) where the store can (`in ($1, ..., $n)`
+ * would be a new text, parsed and planned again, for every number of ids). The array is unnested
+ * in a subquery, whose row estimate does not depend on its value: with `"id" = any($3)` the
+ * estimate knew the array's length and PostgreSQL planned every execution again (custom plans,
+ * pg_prepared_statements: 8 of 8); this way it keeps one generic plan after its first five.
+ */
+const PAYLOADS_BY_IDS = `select "id", "bytes",
+    case when "bytes" <= ? then "payload" end as "payload",
+    case when "bytes" <= ? then "overrides" end as "overrides"
+  from "payloads" where "id" = any(array(select unnest(?::text[])))`;
+
 /**
  * `rows` with the payload (and overrides, for rows that have the column) each refers to put in
  * their own columns, read once per payload: rows that hold their own are left as they are.
  */
-export async function withPayloads<T extends WithPayload>(store: Pick<Store, 'kysely'>, rows: T[]): Promise<T[]> {
+export async function withPayloads<T extends WithPayload>(store: Reader, rows: T[]): Promise<T[]> {
   const ids = [...new Set(rows.flatMap((row) => (row.payload_id && row.payload === STORED_APART ? [row.payload_id] : [])))];
   if (ids.length === 0) return rows;
   // Small payloads in one statement; a large one's text left out, and read on its own below.
-  const found = await store.kysely
-    .selectFrom('payloads')
-    .select(['id', 'bytes'])
-    .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then payload end`.as('payload'))
-    .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then overrides end`.as('overrides'))
-    .where('id', 'in', ids)
-    .execute();
+  const found: FoundPayload[] =
+    store.dialect === 'postgres'
+      ? await read<FoundPayload>(store, PAYLOADS_BY_IDS, [LARGE_PAYLOAD_BYTES, LARGE_PAYLOAD_BYTES, ids], true)
+      : await store.kysely
+          .selectFrom('payloads')
+          .select(['id', 'bytes'])
+          .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then payload end`.as('payload'))
+          .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then overrides end`.as('overrides'))
+          .where('id', 'in', ids)
+          .execute();
   const stored: { id: string; payload: string; overrides: string }[] = [];
   for (const row of found) {
     if (row.payload !== null && row.overrides !== null) {

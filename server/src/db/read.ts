@@ -3,13 +3,20 @@ import type { Db } from './index.ts';
 import { batched } from '../batched.ts';
 
 /**
+ * What a read needs of the database: a Db, or a Store (a transaction's: neither readNow nor
+ * prepared, so its reads go through Kysely, inside the transaction).
+ */
+export type Reader = Pick<Db, 'kysely' | 'dialect' | 'readNow' | 'prepared'>;
+
+/**
  * Runs a read written with `?` placeholders (PostgreSQL's $1, $2... put in their place): on SQLite
  * at once, through the reads' statement cache (db.readNow) unless a transaction is open. `fixed`: a
  * text of a few shapes the client cannot multiply, run on PostgreSQL as a named statement
- * (db.prepared); a projection, feed identifiers or a payload filter make shapes without end, and a
- * client sending new ones would take the named slots from the hot reads.
+ * (db.prepared); a projection (but the elements' one, inbox/feed.ts), feed identifiers, a payload
+ * filter or a list of ids written out (`in (?, ?, ...)`) make shapes without end, and a client
+ * sending new ones would take the named slots from the hot reads.
  */
-export async function read<R>(db: Db, text: string, params: readonly unknown[], fixed = false): Promise<R[]> {
+export async function read<R>(db: Reader, text: string, params: readonly unknown[], fixed = false): Promise<R[]> {
   const now = db.readNow?.<R>(text, params);
   if (now) return now;
   let placeholders = 0;

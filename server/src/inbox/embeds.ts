@@ -1,7 +1,41 @@
-import type { MessageRow, SubscriberRow } from '../db/rows.ts';
+import { read } from '../db/read.ts';
+import type { MessageRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 import type { Store } from '../db/store.ts';
 import { templateView, type TemplateView } from '../workflows/views.ts';
 import { messageView, subscriberView, type SubscriberView } from './views.ts';
+
+/**
+ * Every column of a workflow (the compiler tells when one is missing from this record), named: a
+ * named statement's `select *` fails once another version adds a column (inbox/views.ts, EVERY_COLUMN).
+ */
+const WORKFLOW_COLUMNS: Record<keyof WorkflowRow, true> = {
+  id: true,
+  environment_id: true,
+  organization_id: true,
+  workflow_id: true,
+  name: true,
+  description: true,
+  steps: true,
+  tags: true,
+  active: true,
+  critical: true,
+  severity: true,
+  created_at: true,
+  updated_at: true,
+};
+const WORKFLOW_SELECT = `select ${Object.keys(WORKFLOW_COLUMNS)
+  .map((column) => `"${column}"`)
+  .join(', ')} from "workflows"`;
+
+/**
+ * The workflows of `ids`. PostgreSQL: one text for any number of ids (an array parameter, unnested
+ * as db/payloads.ts PAYLOADS_BY_IDS does), named outside a transaction (db/read.ts); SQLite:
+ * `in (?, ...)`. A marked message's and a CTA's answer embed their template.
+ */
+function workflowsOf(store: Store, ids: string[]): Promise<WorkflowRow[]> {
+  if (store.dialect === 'postgres') return read<WorkflowRow>(store, `${WORKFLOW_SELECT} where "id" = any(array(select unnest(?::text[])))`, [ids], true);
+  return read<WorkflowRow>(store, `${WORKFLOW_SELECT} where "id" in (${ids.map(() => '?').join(', ')})`, ids);
+}
 
 /**
  * The Message views of `rows`, with `subscriber` and `template` embedded. They are loaded once for
@@ -15,7 +49,7 @@ export async function loadEmbeds<J = never>(store: Store, rows: MessageRow[], su
   const templateIds = [...new Set(rows.map((row) => row.template_id).filter((id): id is string => !!id))];
   const [subscriberRows, templateRows] = await Promise.all([
     missing.length ? store.kysely.selectFrom('subscribers').selectAll().where('id', 'in', missing).execute() : [],
-    templateIds.length ? store.kysely.selectFrom('workflows').selectAll().where('id', 'in', templateIds).execute() : [],
+    templateIds.length ? workflowsOf(store, templateIds) : [],
   ]);
   for (const row of subscriberRows) subscribers.set(row.id, subscriberView(row));
   const templates = new Map<string, TemplateView>(templateRows.map((template) => [template.id, templateView(template)]));

@@ -10,7 +10,7 @@ import { feedIdentifiers } from './messages.ts';
 import { VISIBLE } from './family-filter.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
 import { findSubscriber } from './subscribers.ts';
-import { FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
+import { columnList, EVERY_COLUMN, FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
 
 // The hot paths: the in-app feed (endpoint 10) and the unseen count (13). Both read one
 // subscriber's in-app messages through the messages_feed / messages_unseen indexes (subscriber_id,
@@ -29,23 +29,19 @@ export interface FeedQuery {
   fields?: string[];
 }
 
-/**
- * The columns of a whole Message (and of its embedded objects' lookup), named. PostgreSQL prepares
- * the page's query once per connection (db.prepared), and a prepared `select *` fails at every
- * use ("cached plan must not change result type") once a column is added to messages, as a
- * process of the next version does when it migrates at start while this one still serves.
- */
-const EVERY_COLUMN = columnList([...Object.values(FEED_ITEM_COLUMNS), 'payload_id']);
 /** A page whose messages' payloads and contents hold this many characters is put together in steps. */
 const LARGE_PAGE_CHARACTERS = 256 * 1024;
 const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** The fields whose column may be stored apart, once per trigger (db/payloads.ts): read with the reference. */
 const STORED_APART_FIELDS = ['payload', 'overrides'];
-
-/** The select list of `columns`, `id` first, each once, quoted. */
-function columnList(columns: Iterable<string>): string {
-  return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
-}
+/**
+ * The fields the inbox's elements ask for (src/store/feed-pages.ts FEED_FIELDS): the feed's hottest
+ * read. A projection of these fields only reads the columns of all of them, one text whatever its
+ * subset, so it may run as a named statement (db/read.ts) like the page without projection; the
+ * answer still holds only the fields named. Any other projection reads its own columns, unnamed.
+ */
+const ELEMENTS_FIELDS = ['_id', 'subject', 'content', 'createdAt', 'read', 'seen', 'avatar', 'cta', 'templateIdentifier', 'transactionId', 'payload'];
+const ELEMENTS_COLUMNS = columnList([...ELEMENTS_FIELDS.map((field) => FEED_ITEM_COLUMNS[field]!), 'payload_id']);
 
 /**
  * The projection's field names, or undefined for the whole Message (no `fields`, or nothing named).
@@ -184,20 +180,28 @@ export class Feed {
       params.push(...part.parameters);
     }
     const where = `from "messages" where ${conditions.join(' and ')}`;
+    const elementsProjection = fields !== undefined && [...fields].every((field) => ELEMENTS_FIELDS.includes(field));
     // A text of a few fixed shapes may run as a named statement (db/read.ts).
-    const fixedShape = !fields && !feeds && !filter;
+    const fixedShape = (!fields || elementsProjection) && !feeds && !filter;
 
     const offset = query.page * query.limit;
-    // With a projection, only the columns of the named fields (a page's rows are most of its cost).
+    // With a projection, only the columns of the named fields (a page's rows are most of its cost),
+    // or those of the elements' fields (ELEMENTS_COLUMNS) when it names no other.
     // (A name is looked up as an own key: `toString` or `__proto__` names no column, as `nonsense` names none.)
     // Without one, every column a Message shows, named (EVERY_COLUMN: never `*`).
-    const columns = fields
-      ? columnList([
-          ...[...fields].flatMap((field) => (Object.hasOwn(FEED_ITEM_COLUMNS, field) ? FEED_ITEM_COLUMNS[field]! : [])),
-          ...(STORED_APART_FIELDS.some((field) => fields.has(field)) ? ['payload_id'] : []),
-        ])
-      : EVERY_COLUMN;
-    const rows = await withPayloads(db, await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape));
+    let columns = EVERY_COLUMN;
+    if (elementsProjection) {
+      columns = ELEMENTS_COLUMNS;
+    } else if (fields) {
+      columns = columnList([
+        ...[...fields].flatMap((field) => (Object.hasOwn(FEED_ITEM_COLUMNS, field) ? FEED_ITEM_COLUMNS[field]! : [])),
+        ...(STORED_APART_FIELDS.some((field) => fields.has(field)) ? ['payload_id'] : []),
+      ]);
+    }
+    const pageRows = await read<MessageRow>(db, `select ${columns} ${where} order by "created_at" desc, "id" desc limit ? offset ?`, [...params, query.limit, offset], fixedShape);
+    // (The payloads stored apart are read only for an answer that shows them.)
+    const showsPayloads = !fields || STORED_APART_FIELDS.some((field) => fields.has(field));
+    const rows = showsPayloads ? await withPayloads(db, pageRows) : pageRows;
     const totalCount = await this.#totalCount(internalId, query, rows.length, offset, () =>
       read<{ count: number | string }>(db, `select count(*) as "count" ${where}`, params, !feeds && !filter),
     );

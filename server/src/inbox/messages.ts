@@ -6,8 +6,11 @@ import { fieldProblem, notFound } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { withPayloads } from '../db/payloads.ts';
+import { read } from '../db/read.ts';
+import type { MessageRow } from '../db/rows.ts';
 import { loadEmbeds } from './embeds.ts';
 import { findSubscriber } from './subscribers.ts';
+import { EVERY_COLUMN } from './views.ts';
 
 // A subscriber's messages: mark all (endpoint 7), mark some (extension), a CTA's action (1), delete
 // by id (9) and by transaction (12). Every query is confined to the key's environment: a subscriber
@@ -98,6 +101,18 @@ async function updateAndTell(db: Db, subscriberId: string, build: (kysely: Kysel
   });
 }
 
+/**
+ * The subscriber's messages among `ids`, their `columns` (a select list). PostgreSQL: one text for
+ * any number of ids, an array parameter unnested as db/payloads.ts PAYLOADS_BY_IDS does, run as a
+ * named statement (db/read.ts); SQLite: `in (?, ...)`, read at once.
+ */
+async function messagesAmong<R>(db: Db, subscriberId: string, ids: string[], columns: string): Promise<R[]> {
+  if (db.dialect === 'postgres') {
+    return read<R>(db, `select ${columns} from "messages" where "subscriber_id" = ? and "id" = any(array(select unnest(?::text[])))`, [subscriberId, ids], true);
+  }
+  return read<R>(db, `select ${columns} from "messages" where "subscriber_id" = ? and "id" in (${ids.map(() => '?').join(', ')})`, [subscriberId, ...ids]);
+}
+
 /** Marks every in-app message of the subscriber (of the given feeds only, when given); how many changed. */
 export async function markAll(db: Db, tenant: Tenant, subscriberId: string, markAs: MarkAs, feedIdentifier?: string | string[]): Promise<number> {
   const subscriber = await findSubscriber(db, tenant, subscriberId);
@@ -116,16 +131,15 @@ export async function markAll(db: Db, tenant: Tenant, subscriberId: string, mark
  * views, in the order asked (one deleted meanwhile is left out).
  */
 export async function markMessages(db: Db, tenant: Tenant, subscriberId: string, messageIds: string[], markAs: MarkAs) {
-  const k = db.kysely;
   const subscriber = await findSubscriber(db, tenant, subscriberId);
   const ids = [...new Set(messageIds)];
-  const found = await k.selectFrom('messages').select('id').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute();
+  const found = await messagesAmong<{ id: string }>(db, subscriber.id, ids, '"id"');
   const known = new Set(found.map((row) => row.id));
   const unknown = ids.find((id) => !known.has(id));
   if (unknown !== undefined) throw notFound('Message', unknown);
   const iso = nowIso();
   await updateAndTell(db, subscriber.id, (kysely) => applyMark(kysely.updateTable('messages').where('subscriber_id', '=', subscriber.id).where('id', 'in', ids), markAs, iso));
-  const rows = await withPayloads(db, await k.selectFrom('messages').selectAll().where('subscriber_id', '=', subscriber.id).where('id', 'in', ids).execute());
+  const rows = await withPayloads(db, await messagesAmong<MessageRow>(db, subscriber.id, ids, EVERY_COLUMN));
   const byId = new Map(rows.map((row) => [row.id, row]));
   // (A message deleted since the check, by a request that came in between, is gone: left out.)
   return loadEmbeds(db, ids.flatMap((id) => byId.get(id) ?? []), subscriber);
@@ -140,14 +154,13 @@ export interface MessageAction {
 
 /** Records the action's status and result on the message (cta.action); the message's view after. */
 export async function setActionStatus(db: Db, tenant: Tenant, subscriberId: string, messageId: string, action: MessageAction) {
-  const k = db.kysely;
   const payload = action.payload ?? {};
   const bytes = Buffer.byteLength(JSON.stringify(payload));
   if (bytes > MAX_ACTION_PAYLOAD_BYTES) {
     throw fieldProblem('payload', `must be at most ${MAX_ACTION_PAYLOAD_BYTES} bytes of JSON (it is ${bytes})`);
   }
   const subscriber = await findSubscriber(db, tenant, subscriberId);
-  const row = await k.selectFrom('messages').selectAll().where('id', '=', messageId).where('subscriber_id', '=', subscriber.id).executeTakeFirst();
+  const [row] = await read<MessageRow>(db, `select ${EVERY_COLUMN} from "messages" where "id" = ? and "subscriber_id" = ?`, [messageId, subscriber.id], true);
   if (!row) throw notFound('Message', messageId);
   await withPayloads(db, [row]);
   const cta = parseJson<Record<string, unknown>>(row.cta, {});

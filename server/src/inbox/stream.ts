@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { batched } from '../batched.ts';
 import { EVERY_SUBSCRIBER, type Change, type ChangeKind } from '../db/changes.ts';
 import type { Db } from '../db/index.ts';
-import type { UnseenCounter } from '../db/read.ts';
+import { read, type UnseenCounter } from '../db/read.ts';
 import { payloadOf } from '../db/payloads.ts';
 import type { EventIds } from '../db/secrets.ts';
 import { DEFAULT_STREAM_EVENT_BYTES, messagePreview, PREVIEW_TEXT_COLUMNS, type PreviewRow } from './stream-preview.ts';
@@ -125,8 +125,9 @@ export function streamReads(db: Db, unseen: UnseenCounter, eventBytes = DEFAULT_
     const found = await load(unique);
     return keys.map((key) => found[distinct.get(JSON.stringify(key))!]!);
   });
+  // (Every stream opened reads it: one text, named on PostgreSQL, at once on SQLite: db/read.ts.)
   const newest = async (subscriberId: string) => {
-    const row = await k.selectFrom('messages').select((eb) => eb.fn.max('seq').as('top')).where('subscriber_id', '=', subscriberId).executeTakeFirst();
+    const [row] = await read<{ top: number | string | null }>(db, 'select max("seq") as "top" from "messages" where "subscriber_id" = ?', [subscriberId], true);
     return Number(row?.top ?? 0);
   };
   return { after, readChars, newest, unseen };

@@ -132,6 +132,20 @@ export function messageView<J = never>(
 /** The columns of a feed item's fields: a Message's, and `_jobId` (`archived` reads none). */
 export const FEED_ITEM_COLUMNS: Record<string, keyof MessageRow> = { ...MESSAGE_COLUMNS, _jobId: 'job_key' };
 
+/** The select list of `columns`, `id` first, each once, quoted. */
+export function columnList(columns: Iterable<string>): string {
+  return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
+}
+
+/**
+ * The columns of a whole Message or feed item (and of its embedded objects' lookup, and of its
+ * payload stored apart), named. PostgreSQL prepares the hot reads once per connection
+ * (db.prepared), and a prepared `select *` fails at every use ("cached plan must not change result
+ * type") once a column is added to messages, as a process of the next version does when it
+ * migrates at start while this one still serves.
+ */
+export const EVERY_COLUMN = columnList([...Object.values(FEED_ITEM_COLUMNS), 'payload_id']);
+
 /**
  * An item of the in-app feed (endpoint 10): the Message in the shape of Novu's feed item, whose
  * `content` is the rendered body as text (a Message's content blocks are for email), with the id of
