@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { parseJson, toJson } from '../json.ts';
-import { read, type Reader } from './read.ts';
+import { amongIds, read, type Reader } from './read.ts';
 import type { Store } from './store.ts';
 
 // A trigger's payload and overrides are stored once (the payloads table, migration 0013), not in
@@ -33,19 +33,6 @@ interface FoundPayload {
 }
 
 /**
- * PostgreSQL: withPayloads' read of any number of payloads in one text, the ids one array
- * parameter, so it runs as a named statement (db/read.ts) where the store can (`in ($1, ..., $n)`
- * would be a new text, parsed and planned again, for every number of ids). The array is unnested
- * in a subquery, whose row estimate does not depend on its value: with `"id" = any($3)` the
- * estimate knew the array's length and PostgreSQL planned every execution again (custom plans,
- * pg_prepared_statements: 8 of 8); this way it keeps one generic plan after its first five.
- */
-const PAYLOADS_BY_IDS = `select "id", "bytes",
-    case when "bytes" <= ? then "payload" end as "payload",
-    case when "bytes" <= ? then "overrides" end as "overrides"
-  from "payloads" where "id" = any(array(select unnest(?::text[])))`;
-
-/**
  * `rows` with the payload (and overrides, for rows that have the column) each refers to put in
  * their own columns, read once per payload: rows that hold their own are left as they are.
  */
@@ -53,16 +40,15 @@ export async function withPayloads<T extends WithPayload>(store: Reader, rows: T
   const ids = [...new Set(rows.flatMap((row) => (row.payload_id && row.payload === STORED_APART ? [row.payload_id] : [])))];
   if (ids.length === 0) return rows;
   // Small payloads in one statement; a large one's text left out, and read on its own below.
-  const found: FoundPayload[] =
-    store.dialect === 'postgres'
-      ? await read<FoundPayload>(store, PAYLOADS_BY_IDS, [LARGE_PAYLOAD_BYTES, LARGE_PAYLOAD_BYTES, ids], true)
-      : await store.kysely
-          .selectFrom('payloads')
-          .select(['id', 'bytes'])
-          .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then payload end`.as('payload'))
-          .select(sql<string | null>`case when bytes <= ${LARGE_PAYLOAD_BYTES} then overrides end`.as('overrides'))
-          .where('id', 'in', ids)
-          .execute();
+  // One text for any number of ids on PostgreSQL, so it runs as a named statement (db/read.ts).
+  const among = amongIds(store.dialect, 'id', ids);
+  const found = await read<FoundPayload>(
+    store,
+    `select "id", "bytes", case when "bytes" <= ? then "payload" end as "payload", case when "bytes" <= ? then "overrides" end as "overrides"
+      from "payloads" where ${among.condition}`,
+    [LARGE_PAYLOAD_BYTES, LARGE_PAYLOAD_BYTES, ...among.params],
+    among.fixed,
+  );
   const stored: { id: string; payload: string; overrides: string }[] = [];
   for (const row of found) {
     if (row.payload !== null && row.overrides !== null) {

@@ -8,6 +8,23 @@ import { batched } from '../batched.ts';
  */
 export type Reader = Pick<Db, 'kysely' | 'dialect' | 'readNow' | 'prepared'>;
 
+/** The select list of `columns`, `id` first, each once, quoted. */
+export function columnList(columns: Iterable<string>): string {
+  return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
+}
+
+/**
+ * The condition that `column` is one of `ids`, its parameters, and whether its text is one whatever
+ * the ids (read()'s `fixed`). PostgreSQL: the ids one array parameter, unnested in a subquery whose
+ * row estimate does not depend on its value, so a named statement keeps one generic plan (with
+ * `= any($1)` the estimate knew the array's length and every execution was planned again:
+ * pg_prepared_statements, 8 custom plans of 8). SQLite: `in (?, ...)`, read at once.
+ */
+export function amongIds(dialect: Reader['dialect'], column: string, ids: readonly string[]): { condition: string; params: unknown[]; fixed: boolean } {
+  if (dialect === 'postgres') return { condition: `"${column}" = any(array(select unnest(?::text[])))`, params: [ids], fixed: true };
+  return { condition: `"${column}" in (${ids.map(() => '?').join(', ')})`, params: [...ids], fixed: false };
+}
+
 /**
  * Runs a read written with `?` placeholders (PostgreSQL's $1, $2... put in their place): on SQLite
  * at once, through the reads' statement cache (db.readNow) unless a transaction is open. `fixed`: a

@@ -1,4 +1,4 @@
-import { read } from '../db/read.ts';
+import { amongIds, columnList, read } from '../db/read.ts';
 import type { MessageRow, SubscriberRow, WorkflowRow } from '../db/rows.ts';
 import type { Store } from '../db/store.ts';
 import { templateView, type TemplateView } from '../workflows/views.ts';
@@ -23,18 +23,12 @@ const WORKFLOW_COLUMNS: Record<keyof WorkflowRow, true> = {
   created_at: true,
   updated_at: true,
 };
-const WORKFLOW_SELECT = `select ${Object.keys(WORKFLOW_COLUMNS)
-  .map((column) => `"${column}"`)
-  .join(', ')} from "workflows"`;
+const WORKFLOW_SELECT = `select ${columnList(Object.keys(WORKFLOW_COLUMNS))} from "workflows"`;
 
-/**
- * The workflows of `ids`. PostgreSQL: one text for any number of ids (an array parameter, unnested
- * as db/payloads.ts PAYLOADS_BY_IDS does), named outside a transaction (db/read.ts); SQLite:
- * `in (?, ...)`. A marked message's and a CTA's answer embed their template.
- */
+/** The workflows of `ids` (one text for any number of ids on PostgreSQL: db/read.ts amongIds). A marked message's and a CTA's answer embed their template. */
 function workflowsOf(store: Store, ids: string[]): Promise<WorkflowRow[]> {
-  if (store.dialect === 'postgres') return read<WorkflowRow>(store, `${WORKFLOW_SELECT} where "id" = any(array(select unnest(?::text[])))`, [ids], true);
-  return read<WorkflowRow>(store, `${WORKFLOW_SELECT} where "id" in (${ids.map(() => '?').join(', ')})`, ids);
+  const among = amongIds(store.dialect, 'id', ids);
+  return read<WorkflowRow>(store, `${WORKFLOW_SELECT} where ${among.condition}`, among.params, among.fixed);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { withPayloads } from '../db/payloads.ts';
 import type { Db } from '../db/index.ts';
 import type { Tenant } from '../db/keys.ts';
-import { keptCounts, read, type InboxCounts, type UnseenCounter } from '../db/read.ts';
+import { columnList, keptCounts, read, type InboxCounts, type UnseenCounter } from '../db/read.ts';
 import type { MessageRow } from '../db/rows.ts';
 import { RawJson, rawJson } from '../json.ts';
 import { buildAnswer, type Answer } from './answer.ts';
@@ -10,7 +10,7 @@ import { feedIdentifiers } from './messages.ts';
 import { VISIBLE } from './family-filter.ts';
 import { decodePayloadFilter, payloadMatches } from './payload-filter.ts';
 import { findSubscriber } from './subscribers.ts';
-import { columnList, EVERY_COLUMN, FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
+import { EVERY_COLUMN, FEED_ITEM_COLUMNS, feedItemView, messageView } from './views.ts';
 
 // The hot paths: the in-app feed (endpoint 10) and the unseen count (13). Both read one
 // subscriber's in-app messages through the messages_feed / messages_unseen indexes (subscriber_id,

@@ -6,7 +6,7 @@ import { fieldProblem, notFound } from '../errors.ts';
 import { nowIso } from '../ids.ts';
 import { parseJson, toJson } from '../json.ts';
 import { withPayloads } from '../db/payloads.ts';
-import { read } from '../db/read.ts';
+import { amongIds, read } from '../db/read.ts';
 import type { MessageRow } from '../db/rows.ts';
 import { loadEmbeds } from './embeds.ts';
 import { findSubscriber } from './subscribers.ts';
@@ -101,16 +101,10 @@ async function updateAndTell(db: Db, subscriberId: string, build: (kysely: Kysel
   });
 }
 
-/**
- * The subscriber's messages among `ids`, their `columns` (a select list). PostgreSQL: one text for
- * any number of ids, an array parameter unnested as db/payloads.ts PAYLOADS_BY_IDS does, run as a
- * named statement (db/read.ts); SQLite: `in (?, ...)`, read at once.
- */
-async function messagesAmong<R>(db: Db, subscriberId: string, ids: string[], columns: string): Promise<R[]> {
-  if (db.dialect === 'postgres') {
-    return read<R>(db, `select ${columns} from "messages" where "subscriber_id" = ? and "id" = any(array(select unnest(?::text[])))`, [subscriberId, ids], true);
-  }
-  return read<R>(db, `select ${columns} from "messages" where "subscriber_id" = ? and "id" in (${ids.map(() => '?').join(', ')})`, [subscriberId, ...ids]);
+/** The subscriber's messages among `ids`, their `columns` (a select list; one text for any number of ids on PostgreSQL: db/read.ts amongIds). */
+function messagesAmong<R>(db: Db, subscriberId: string, ids: string[], columns: string): Promise<R[]> {
+  const among = amongIds(db.dialect, 'id', ids);
+  return read<R>(db, `select ${columns} from "messages" where "subscriber_id" = ? and ${among.condition}`, [subscriberId, ...among.params], among.fixed);
 }
 
 /** Marks every in-app message of the subscriber (of the given feeds only, when given); how many changed. */

@@ -1,5 +1,5 @@
 import type { Tenant } from '../db/keys.ts';
-import { read, type Reader } from '../db/read.ts';
+import { columnList, read, type Reader } from '../db/read.ts';
 import type { SubscriberRow } from '../db/rows.ts';
 import { inTransaction, type Store } from '../db/store.ts';
 import { newSubscriberRow } from '../engine/subscribers.ts';
@@ -42,9 +42,7 @@ const SUBSCRIBER_COLUMNS: Record<keyof SubscriberRow, true> = {
  * at once on SQLite (db/read.ts). The inbox's marks, actions and streams opened each read it: the
  * most frequent statement of the capacity bench's load.
  */
-const FIND_SUBSCRIBER = `select ${Object.keys(SUBSCRIBER_COLUMNS)
-  .map((column) => `"${column}"`)
-  .join(', ')} from "subscribers" where "environment_id" = ? and "subscriber_id" = ?`;
+const FIND_SUBSCRIBER = `select ${columnList(Object.keys(SUBSCRIBER_COLUMNS))} from "subscribers" where "environment_id" = ? and "subscriber_id" = ?`;
 
 /** The subscriber `subscriberId` of the request's environment; 404 when there is none. */
 export async function findSubscriber(store: Reader, tenant: Tenant, subscriberId: string): Promise<SubscriberRow> {

@@ -1,3 +1,4 @@
+import { columnList } from '../db/read.ts';
 import type { MessageRow, SubscriberRow } from '../db/rows.ts';
 import { bool, optional, parseJson } from '../json.ts';
 import type { TemplateView } from '../workflows/views.ts';
@@ -131,11 +132,6 @@ export function messageView<J = never>(
 
 /** The columns of a feed item's fields: a Message's, and `_jobId` (`archived` reads none). */
 export const FEED_ITEM_COLUMNS: Record<string, keyof MessageRow> = { ...MESSAGE_COLUMNS, _jobId: 'job_key' };
-
-/** The select list of `columns`, `id` first, each once, quoted. */
-export function columnList(columns: Iterable<string>): string {
-  return [...new Set(['id', ...columns])].map((column) => `"${column}"`).join(', ');
-}
 
 /**
  * The columns of a whole Message or feed item (and of its embedded objects' lookup, and of its
