@@ -47,14 +47,21 @@ const MAX_DIAGNOSTIC_LINES = 4;
 /**
  * The failing tests, each with why, repeated at the end where a log's tail shows them: node:test's
  * "not ok" lines (not the TODOs') with their error message and diagnostics, and web-test-runner's
- * ❌ lines. A CI log may keep only its tail, so the reason has to be there too.
+ * ❌ lines with the error under each. A CI log may keep only its tail, so the reason has to be there too.
  */
 function failingTests(output) {
   const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
   const failing = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    if (/❌/.test(line)) failing.push(line.trim());
+    if (/❌/.test(line)) {
+      failing.push(line.trim());
+      // web-test-runner prints the error and its stack under the test's name, indented, until a blank line.
+      const indent = line.search(/\S/);
+      const details = [];
+      for (let next = i + 1; next < lines.length && lines[next].trim() !== '' && lines[next].search(/\S/) > indent; next++) details.push(lines[next].trim());
+      for (const l of details.slice(0, MAX_ERROR_LINES)) failing.push(`    ${l}`);
+    }
     if (!/^\s*not ok \d+ - /.test(line) || /# (TODO|SKIP)/.test(line)) continue;
     failing.push(line.trim());
     // The YAML block: from "---" to "...", indented deeper than the "not ok" line.
