@@ -22,8 +22,8 @@ interface Tab {
   bell: BellHarness;
 }
 
-/** A "tab": an iframe with its own copy of the elements and a bell on `subscriberId`. */
-async function openTab(subscriberId: string, attributes = ''): Promise<Tab> {
+/** A "tab": an iframe with its own copy of the elements and a bell on `subscriberId`; `prelude` runs before them. */
+async function openTab(subscriberId: string, attributes = '', prelude = ''): Promise<Tab> {
   const { baseUrl, apiKey } = await testServer();
   const frame = document.createElement('iframe');
   frame.srcdoc = `<!doctype html><script>
@@ -32,6 +32,7 @@ async function openTab(subscriberId: string, attributes = ''): Promise<Tab> {
     const f = fetch; window.calls = []; window.received = [];
     window.fetch = (u, i) => (calls.push(String(u)), f(u, i));
     addEventListener('notif-message-received', (e) => received.push(e.detail.message._id));
+    ${prelude}
   </script><script type="module" src="/src/index.ts"></script>
   <notif-bell base-url="${baseUrl}" subscriber-id="${subscriberId}" api-key="${apiKey}" poll-interval="${NO_POLL}" ${attributes}></notif-bell>`;
   document.body.append(frame);
@@ -183,6 +184,31 @@ describe('live: the stream', () => {
     const received = told();
     expect(received, 'each message told once').to.have.length(3);
     expect(new Set(received).size).to.equal(3);
+  });
+
+  it('a tab that asks to tell of a message only after the tab that told of it closed does not tell again', async () => {
+    const sub = await uniqueSubscriber();
+    const teller = await openTab(sub);
+    await waitFor(async () => (await streamsOf(sub)) === 1, 'the first tab leads');
+    // A busy tab: its requests for an arrival's lock ("notif:" and the message's id) wait until released.
+    const busy = await openTab(
+      sub,
+      '',
+      `const request = navigator.locks.request.bind(navigator.locks);
+      window.heldRequests = [];
+      navigator.locks.request = (name, options, callback) => name.startsWith('notif:')
+        ? new Promise((resolve) => heldRequests.push(() => resolve(request(name, options, callback))))
+        : request(name, options, callback);`,
+    );
+    tabs.push(teller, busy);
+    const held = (busy.frame.contentWindow as unknown as { heldRequests: (() => Promise<unknown>)[] }).heldRequests;
+    await trigger(workflowId, sub, { title: 'Told once', body: 'b' });
+    await waitFor(() => teller.received.length === 1 && held.length === 1, 'the leader told, the busy tab asking');
+    teller.frame.remove();
+    // The message's lock went with the tab that held it: the busy tab's request now finds it free.
+    await Promise.all(held.map((ask) => ask()));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(busy.received, 'told again by the busy tab').to.deep.equal([]);
   });
 
   it('the service stopped mid-stream and started again on the same database: the inbox recovers, each message once', async function () {

@@ -15,7 +15,9 @@ export type RelayNote =
   /** What one read of the leader's stream completed. */
   | { type: 'stream'; items: SseItem[] }
   /** A mutation was rolled back: the first page is stale. */
-  | { type: 'stale' };
+  | { type: 'stale' }
+  /** A tab told of a new message (tellOnce): no other tab tells of it, even once that tab has closed. */
+  | { type: 'told'; messageId: string };
 
 /** What a tab does with what the others tell it. */
 export interface RelayListener {
@@ -46,6 +48,11 @@ export class TabLeadership {
    * lock no longer says it was told.
    */
   #arrivals = new Set<string>();
+  /**
+   * The messages told of in some tab (this one, or another that said so). An arrival's lock goes
+   * with the tab that told, and a tab slow to ask for it (a busy machine) could find it free.
+   */
+  #told = new Set<string>();
 
   /** `name`: the lock's and the channel's (it carries no secret). */
   constructor(name: string) {
@@ -87,6 +94,9 @@ export class TabLeadership {
         break;
       case 'stale':
         listener.stale();
+        break;
+      case 'told':
+        remember(this.#told, note.messageId);
         break;
     }
   }
@@ -137,17 +147,14 @@ export class TabLeadership {
   /**
    * Calls `tell` in one tab of the browser for `messageId` (a message's id is unique to it): the
    * first tab to take that message's lock tells (a visible tab first: hidden ones try a moment
-   * later), and keeps the lock a while so later tabs find it taken. Alone, the tab just tells. A
-   * message this tab heard of before is not told again (from a catch-up after the leader closed).
+   * later), keeps the lock a while so later tabs find it taken, and tells the others it told (a
+   * tab that asks for the lock only after the teller closed finds it free). Alone, the tab just
+   * tells. A message this tab heard of before is not told again (from a catch-up after the leader
+   * closed).
    */
   tellOnce(messageId: string, hidden: boolean, tell: () => void): void {
     if (this.#arrivals.has(messageId)) return;
-    this.#arrivals.add(messageId);
-    if (this.#arrivals.size > REMEMBERED_ARRIVALS) {
-      // A Set keeps the order ids were added in: the first is the oldest.
-      const oldest = this.#arrivals.values().next().value;
-      if (oldest !== undefined) this.#arrivals.delete(oldest);
-    }
+    remember(this.#arrivals, messageId);
     setTimeout(
       () => {
         if (!this.#channel) {
@@ -155,7 +162,9 @@ export class TabLeadership {
           return;
         }
         void navigator.locks.request('notif:' + messageId, { ifAvailable: true }, (lock) => {
-          if (!lock) return;
+          if (!lock || this.#told.has(messageId)) return;
+          remember(this.#told, messageId);
+          this.post({ type: 'told', messageId });
           tell();
           return new Promise((release) => setTimeout(release, ARRIVAL_LOCK_TIME));
         });
@@ -163,4 +172,12 @@ export class TabLeadership {
       hidden ? HIDDEN_TAB_DELAY : 0,
     );
   }
+}
+
+/** Adds `messageId` to `ids`, keeping the newest REMEMBERED_ARRIVALS (a Set keeps the order ids were added in). */
+function remember(ids: Set<string>, messageId: string): void {
+  ids.add(messageId);
+  if (ids.size <= REMEMBERED_ARRIVALS) return;
+  const oldest = ids.values().next().value;
+  if (oldest !== undefined) ids.delete(oldest);
 }
