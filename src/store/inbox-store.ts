@@ -7,7 +7,7 @@
 import { channelName, pageSizeOf, pollIntervalOf, serviceCaller } from './config.ts';
 import { INITIAL_STATE, TABS, isAbort, type MessageChange, type StoreContext } from './context.ts';
 import { FeedPages } from './feed-pages.ts';
-import { Freshness, pageHidden } from './freshness/freshness.ts';
+import { Freshness } from './freshness/freshness.ts';
 import type { LiveEvent } from './freshness/live-stream.ts';
 import { Mutations, actionMutation, applyChange, loadedMessages, markAllMutation, markOneMutation, removeMutation } from './mutations.ts';
 import { TabLeadership } from './tabs/leadership.ts';
@@ -143,6 +143,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
       stream: (items) => this.#freshness.hear(items),
       change: (change) => this.#applyChange(change),
       stale: () => this.#refetch(),
+      told: (messageId) => this.#freshness.told(messageId),
     });
     this.#freshness.start();
   }
@@ -196,7 +197,7 @@ export class InboxStore extends EventTarget implements InboxStoreApi {
     else this.#refetch();
     // Every new message of the subscriber, once per browser (whatever feeds show it).
     if (message) {
-      this.#tabs.tellOnce(message._id, pageHidden(), () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
+      this.#freshness.tellOnce(message._id, () => this.dispatchEvent(new CustomEvent('message-received', { detail: { message } })));
     }
   }
 

@@ -81,12 +81,23 @@ export class Freshness {
     void this.#openStream().then((stream) => stream.hear(items));
   }
 
+  /** Another browser tab told of a new message (after relaying the stream's items that brought it). */
+  told(messageId: string) {
+    void this.#openStream().then((stream) => stream.arrivals.toldElsewhere(messageId));
+  }
+
+  /** Calls `tell` in one tab of the browser for a new message of a stream's event (tabs/arrivals.ts). */
+  tellOnce(messageId: string, tell: () => void) {
+    this.#stream?.arrivals.tellOnce(messageId, pageHidden(), tell);
+  }
+
   /** The service's stream (its code loaded the first time). */
   #openStream(): Promise<LiveStream> {
     const { context, tabs } = this.#options;
     this.#streamLoaded ??= import('./live-stream.ts').then(({ LiveStream }) => {
       const stream: LiveStream = new LiveStream({
         context,
+        tabs,
         mayConnect: () => this.#polls,
         opened: () => this.poller.schedule(), // none: polling rests while the stream is open
         read: (items) => {

@@ -1,10 +1,13 @@
 // The service's stream of changes (Server-Sent Events read with fetch, so the config's headers and
 // an app's fetch apply), held by the leading tab. What it reads is heard here and relayed to the
 // other tabs, which hear it alike (hear()): each tab keeps the last event id (a new leader resumes
-// from it) and the service's retry.
+// from it) and the service's retry. The new messages its events bring are told once per browser
+// (tabs/arrivals.ts, loaded with this file).
 import type { NotifApiError } from '../../api/request.ts';
 import type { FeedResponse, Message } from '../../api/types.ts';
 import type { StoreContext } from '../context.ts';
+import { Arrivals } from '../tabs/arrivals.ts';
+import type { TabLeadership } from '../tabs/leadership.ts';
 import { FEED_FIELDS } from '../feed-pages.ts';
 import { backoff } from './backoff.ts';
 import { SseLineParser, type SseItem } from './sse-lines.ts';
@@ -49,6 +52,8 @@ type StreamState =
 
 export interface LiveStreamOptions {
   context: StoreContext;
+  /** The browser tabs' leadership and relay: the new messages told once per browser go through it (`arrivals`). */
+  tabs: TabLeadership;
   /** Whether this tab may hold the stream now (it polls: leads, visible, not halted). */
   mayConnect(): boolean;
   /** The stream opened: polling rests. */
@@ -92,6 +97,8 @@ function parseEvent(data: string): LiveEvent | undefined {
 }
 
 export class LiveStream {
+  /** The new messages its events tell of, each told once per browser. */
+  readonly arrivals: Arrivals;
   #state: StreamState = { phase: 'idle' };
   #options: LiveStreamOptions;
   /** The last event's id, known to every tab: a new leader's stream resumes from it. */
@@ -103,6 +110,7 @@ export class LiveStream {
 
   constructor(options: LiveStreamOptions) {
     this.#options = options;
+    this.arrivals = new Arrivals(options.tabs);
   }
 
   /** A preview's event, once its message is read whole (as the preview when it cannot be). */

@@ -16,7 +16,7 @@ export type RelayNote =
   | { type: 'stream'; items: SseItem[] }
   /** A mutation was rolled back: the first page is stale. */
   | { type: 'stale' }
-  /** A tab told of a new message (tellOnce): no other tab tells of it, even once that tab has closed. */
+  /** A tab told of a new message (tabs/arrivals.ts): no other tab tells of it, even once that tab has closed. */
   | { type: 'told'; messageId: string };
 
 /** What a tab does with what the others tell it. */
@@ -27,14 +27,9 @@ export interface RelayListener {
   stream(items: SseItem[]): void;
   change(change: MessageChange): void;
   stale(): void;
+  /** Another tab told of a new message (freshness/live-stream.ts tells each once per browser). */
+  told(messageId: string): void;
 }
-
-/** How long the first tab to tell of a new message holds its lock, so later tabs find it taken. */
-const ARRIVAL_LOCK_TIME = 10_000;
-/** How long a hidden tab waits before trying to tell of a new message (a visible tab goes first). */
-const HIDDEN_TAB_DELAY = 100;
-/** How many of the latest messages a tab remembers having been told of (in any tab). */
-const REMEMBERED_ARRIVALS = 200;
 
 export class TabLeadership {
   readonly #name: string;
@@ -42,18 +37,6 @@ export class TabLeadership {
   #leader = false;
   /** A pending lock request, or the held lock (aborting it releases). */
   #lock?: AbortController;
-  /**
-   * The messages this tab was asked to tell of, newest last. A tab that closes lets its locks go:
-   * the tab leading after it may hear a message again in the stream's catch-up, and the message's
-   * lock no longer says it was told.
-   */
-  #arrivals = new Set<string>();
-  /**
-   * The messages told of in some tab (this one, or another that said so). An arrival's lock goes
-   * with the tab that told, and a tab slow to ask for it (a busy machine) could find it free.
-   */
-  #told = new Set<string>();
-
   /** `name`: the lock's and the channel's (it carries no secret). */
   constructor(name: string) {
     this.#name = name;
@@ -96,7 +79,7 @@ export class TabLeadership {
         listener.stale();
         break;
       case 'told':
-        remember(this.#told, note.messageId);
+        listener.told(note.messageId);
         break;
     }
   }
@@ -143,41 +126,4 @@ export class TabLeadership {
   post(note: RelayNote): void {
     this.#channel?.postMessage(note);
   }
-
-  /**
-   * Calls `tell` in one tab of the browser for `messageId` (a message's id is unique to it): the
-   * first tab to take that message's lock tells (a visible tab first: hidden ones try a moment
-   * later), keeps the lock a while so later tabs find it taken, and tells the others it told (a
-   * tab that asks for the lock only after the teller closed finds it free). Alone, the tab just
-   * tells. A message this tab heard of before is not told again (from a catch-up after the leader
-   * closed).
-   */
-  tellOnce(messageId: string, hidden: boolean, tell: () => void): void {
-    if (this.#arrivals.has(messageId)) return;
-    remember(this.#arrivals, messageId);
-    setTimeout(
-      () => {
-        if (!this.#channel) {
-          tell();
-          return;
-        }
-        void navigator.locks.request('notif:' + messageId, { ifAvailable: true }, (lock) => {
-          if (!lock || this.#told.has(messageId)) return;
-          remember(this.#told, messageId);
-          this.post({ type: 'told', messageId });
-          tell();
-          return new Promise((release) => setTimeout(release, ARRIVAL_LOCK_TIME));
-        });
-      },
-      hidden ? HIDDEN_TAB_DELAY : 0,
-    );
-  }
-}
-
-/** Adds `messageId` to `ids`, keeping the newest REMEMBERED_ARRIVALS (a Set keeps the order ids were added in). */
-function remember(ids: Set<string>, messageId: string): void {
-  ids.add(messageId);
-  if (ids.size <= REMEMBERED_ARRIVALS) return;
-  const oldest = ids.values().next().value;
-  if (oldest !== undefined) ids.delete(oldest);
 }
