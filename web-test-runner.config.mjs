@@ -114,7 +114,8 @@ function restartableServer() {
   let dir;
   let port = 0;
   const stop = async () => {
-    if (!child || child.exitCode !== null) return;
+    // (Killed by a signal, a process has a signalCode and no exitCode: it has exited.)
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;

@@ -95,7 +95,8 @@ async function serve(env: Record<string, string>, args: string[]) {
     child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
   });
   const stop = async () => {
-    if (child.exitCode !== null) return;
+    // (Killed by a signal, a process has a signalCode and no exitCode: it has exited.)
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;

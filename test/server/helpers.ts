@@ -174,7 +174,8 @@ export class TestServer {
   /** Stops the server gracefully (SIGTERM), or at once with `kill -9` when `hard`. */
   async stop(hard = false): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    // (A process killed by a signal, as a crash test's is, has a signalCode and no exitCode: it has exited too.)
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill(hard ? 'SIGKILL' : 'SIGTERM');
     await exited;
