@@ -27,7 +27,7 @@ export interface RelayListener {
   stream(items: SseItem[]): void;
   change(change: MessageChange): void;
   stale(): void;
-  /** Another tab told of a new message (freshness/live-stream.ts tells each once per browser). */
+  /** Another tab told of a new message (tabs/arrivals.ts tells each once per browser). */
   told(messageId: string): void;
 }
 
@@ -37,6 +37,7 @@ export class TabLeadership {
   #leader = false;
   /** A pending lock request, or the held lock (aborting it releases). */
   #lock?: AbortController;
+
   /** `name`: the lock's and the channel's (it carries no secret). */
   constructor(name: string) {
     this.#name = name;
