@@ -11,6 +11,7 @@ import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { tsImport } from 'tsx/esm/api';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './scripts/chromium.mjs';
+import { hasExited } from './scripts/service.mjs';
 
 // The service's overload guard sheds requests past a 1 s event loop delay; on a test machine shared
 // with browsers, loops are late because the machine is busy, so the test services use a high limit
@@ -29,7 +30,7 @@ function notifServer() {
   let info;
   let proxy;
   const stop = () => {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
+    if (child && !hasExited(child)) child.kill('SIGKILL');
     child = undefined;
     if (dir) rmSync(dir, { recursive: true, force: true });
     dir = undefined;
@@ -114,8 +115,7 @@ function restartableServer() {
   let dir;
   let port = 0;
   const stop = async () => {
-    // (Killed by a signal, a process has a signalCode and no exitCode: it has exited.)
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (!child || hasExited(child)) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;

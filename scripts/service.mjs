@@ -8,6 +8,15 @@ import { join, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
+/**
+ * Whether a child process has exited. One killed by a signal (SIGKILL, a crash test's kill -9) has a
+ * `signalCode` and no `exitCode`: waiting for its 'exit' then waits for an event already past.
+ * @param {import('node:child_process').ChildProcess} child
+ */
+export function hasExited(child) {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 let compiled = false;
 /**
  * How to run the service: from its sources through tsx (tests, development), or `built`, as it runs
@@ -44,11 +53,11 @@ export async function startService({ key, tenant, name = 'notif-service-', args 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stop = async () => {
-    if (child.exitCode === null) {
+    if (!hasExited(child)) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (!hasExited(child)) child.kill('SIGKILL');
     }
     rmSync(dir, { recursive: true, force: true });
   };

@@ -2,6 +2,8 @@
 // listen, stopped; and measured from /proc (CPU time, RSS), as any process on Linux can be.
 import { spawn, execFileSync, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+// @ts-expect-error a plain .mjs module without declarations
+import { hasExited } from '../../scripts/service.mjs';
 
 /** Clock ticks a second, the unit of /proc/<pid>/stat's CPU times. */
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -56,7 +58,7 @@ export function startProcess(
 
 /** Ends a child with SIGTERM (SIGKILL after a grace period); resolves once it has exited. */
 export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (hasExited(child)) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+// @ts-expect-error a plain .mjs module without declarations
+import { hasExited } from '../../scripts/service.mjs';
 
 // notif-inbox-server as a team installs it: `npm pack` of server/ (its prepack compiles dist/),
 // installed into an empty folder with --omit=dev, its bin run (`keys create`, then `serve`) on
@@ -95,8 +97,7 @@ async function serve(env: Record<string, string>, args: string[]) {
     child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
   });
   const stop = async () => {
-    // (Killed by a signal, a process has a signalCode and no exitCode: it has exited.)
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (hasExited(child)) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;

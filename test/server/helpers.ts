@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+// @ts-expect-error a plain .mjs module without declarations
+import { hasExited } from '../../scripts/service.mjs';
 
 // Every server test talks to the real service, started as its own process on a free port with a
 // temporary database, over real HTTP.
@@ -174,8 +176,7 @@ export class TestServer {
   /** Stops the server gracefully (SIGTERM), or at once with `kill -9` when `hard`. */
   async stop(hard = false): Promise<void> {
     const child = this.child;
-    // (A process killed by a signal, as a crash test's is, has a signalCode and no exitCode: it has exited too.)
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (!child || hasExited(child)) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill(hard ? 'SIGKILL' : 'SIGTERM');
     await exited;

@@ -14,7 +14,7 @@ import { subscriberView } from './views.ts';
 /**
  * Every column of a subscriber (the compiler tells when one is missing from this record), named in
  * FIND_SUBSCRIBER: a named statement's `select *` fails once another version adds a column
- * (inbox/feed.ts, EVERY_COLUMN).
+ * (inbox/views.ts, EVERY_COLUMN).
  */
 const SUBSCRIBER_COLUMNS: Record<keyof SubscriberRow, true> = {
   id: true,
