@@ -136,6 +136,15 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     sinceCheck.set(held.organizationId, stored);
     if (stored.keys < keysPerOrganization * ORGANIZATION_CHECK_SHARE && stored.bytes < bytesPerOrganization * ORGANIZATION_CHECK_SHARE) return;
     sinceCheck.delete(held.organizationId);
+    // Counting the organization's answers is cheap; ranking them all, as the eviction does, is not
+    // (50 ms for 16,000 keys on SQLite, every writer waiting): it runs only once they are past a cap.
+    const keptOfOrganization = await k
+      .selectFrom('idempotency_keys')
+      .select((eb) => [eb.fn.countAll<number | string>().as('keys'), eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes')])
+      .where('organization_id', '=', held.organizationId)
+      .where('state', '=', 'done')
+      .executeTakeFirst();
+    if (Number(keptOfOrganization?.keys ?? 0) <= keysPerOrganization && Number(keptOfOrganization?.bytes ?? 0) <= bytesPerOrganization) return;
     await evictOldest(held.organizationId, null, keysPerOrganization, bytesPerOrganization);
   };
   const evictBeside = (held: Held, bytes: number) =>
