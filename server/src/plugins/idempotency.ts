@@ -144,8 +144,8 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
       .select((eb) => [eb.fn.countAll<number | string>().as('keys'), eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes')])
       .where('organization_id', '=', held.organizationId)
       .where('state', '=', 'done')
-      .executeTakeFirst();
-    if (Number(keptOfOrganization?.keys ?? 0) <= keysPerOrganization && Number(keptOfOrganization?.bytes ?? 0) <= bytesPerOrganization) return;
+      .executeTakeFirstOrThrow();
+    if (Number(keptOfOrganization.keys) <= keysPerOrganization && Number(keptOfOrganization.bytes) <= bytesPerOrganization) return;
     await evictOldest(held.organizationId, null, keysPerOrganization, bytesPerOrganization);
   };
   const evictBeside = (held: Held, bytes: number) =>
