@@ -31,8 +31,11 @@ export const BUDGETS = {
   scriptTagAll: 30 * KB,
   /** The ES build as an app's bundler ships it: the entry's static chunks together. */
   esEntry: 20 * KB,
-  /** The ES build as an app's bundler ships it: any one chunk. */
-  esChunk: 26 * KB,
+  /**
+   * The ES build as an app's bundler ships it: every chunk together, the lazy ones included (as the
+   * script tag's "everything"; the stricter reading of "every chunk", which any one chunk is within).
+   */
+  esAll: 26 * KB,
 };
 
 /**
@@ -106,7 +109,8 @@ export function measureScriptTag(dist = resolve(ROOT, 'dist')) {
 /**
  * The ES build as an app's bundler ships it: esbuild bundles dist/notif-inbox.js with code splitting,
  * minified, `lit` and `@lit/*` external. Returns every chunk's figures (`lazy`: not among the
- * entry's static imports) and the entry's static chunks together.
+ * entry's static imports), the entry's static chunks together, every chunk together, and the
+ * largest chunk's gzip bytes.
  */
 export async function measureEsBuild(dist = resolve(ROOT, 'dist')) {
   const entry = resolve(dist, 'notif-inbox.js');
@@ -144,7 +148,7 @@ export async function measureEsBuild(dist = resolve(ROOT, 'dist')) {
     .filter((key) => key.endsWith('.js'))
     .map((key) => ({ file: basename(key), lazy: !staticOutputs.includes(key), ...compressed(Buffer.from(byPath.get(resolve(ROOT, key)))) }));
   const entryFigures = chunks.filter((chunk) => !chunk.lazy);
-  return { chunks, entry: total(entryFigures), largest: Math.max(...chunks.map((chunk) => chunk.gzip)) };
+  return { chunks, entry: total(entryFigures), all: total(chunks), largest: Math.max(...chunks.map((chunk) => chunk.gzip)) };
 }
 
 /** Both builds' figures (dist/ built beforehand). */
@@ -199,7 +203,7 @@ async function main() {
     ['script tag: the first file (notif-inbox.min.js, Lit inside)', scriptTag.first, BUDGETS.scriptTagFirst],
     ['script tag: everything it may load', scriptTag.all, BUDGETS.scriptTagAll],
     ["ES build (esbuild, Lit external): the entry's static chunks", es.entry, BUDGETS.esEntry],
-    ['ES build: the largest chunk', es.chunks.find((chunk) => chunk.gzip === es.largest), BUDGETS.esChunk],
+    ['ES build: every chunk together, the lazy ones included', es.all, BUDGETS.esAll],
   ];
   console.log(`${'figure'.padEnd(62)} ${'raw'.padStart(8)} ${'gzip'.padStart(8)} ${'brotli'.padStart(8)}   budget (gzip)`);
   let over = false;
@@ -212,6 +216,7 @@ async function main() {
   for (const f of scriptTag.files) console.log(`  ${f.file.padEnd(60)} ${number(f.raw)} ${number(f.gzip)} ${number(f.brotli)}`);
   console.log('the ES build\'s chunks, as esbuild splits them (lazy: loaded when asked):');
   for (const f of es.chunks) console.log(`  ${(f.file + (f.lazy ? ' (lazy)' : '')).padEnd(60)} ${number(f.raw)} ${number(f.gzip)} ${number(f.brotli)}`);
+  console.log(`  (the largest: ${number(es.largest).trim()} B gzip)`);
   console.log('\nwhat takes the room (script-tag build, its lazy files included; each part minified and gzipped alone):');
   const groups = await breakdown();
   const sum = groups.reduce((n, [, f]) => n + f.gzip, 0);
@@ -233,7 +238,7 @@ function writeSizeTable(scriptTag, es) {
     row('script tag: the first file, `dist/notif-inbox.min.js` (Lit inside)', scriptTag.first, BUDGETS.scriptTagFirst),
     row(`script tag: everything it may load (its first file, ${scriptTag.files.slice(1).map((f) => '`' + f.file + '`').join(', ')})`, scriptTag.all, BUDGETS.scriptTagAll),
     row("ES build bundled by esbuild (code splitting, Lit external): the entry's static chunks", es.entry, BUDGETS.esEntry),
-    row('ES build bundled by esbuild: the largest chunk', es.chunks.find((chunk) => chunk.gzip === es.largest), BUDGETS.esChunk),
+    row('ES build bundled by esbuild: every chunk together, the lazy ones included', es.all, BUDGETS.esAll),
     ...Object.entries(OTHERS).map(([name, bytes]) => `| for comparison: ${name} | | ${bytes.toLocaleString('en')} B | | |`),
   ].join('\n');
   const path = resolve(ROOT, 'docs/benchmarks.md');

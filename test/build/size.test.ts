@@ -9,11 +9,11 @@ type Figure = { raw: number; gzip: number; brotli: number };
 type Chunk = Figure & { file: string; lazy: boolean };
 const { scriptTag, es }: {
   scriptTag: { first: Figure & { file: string }; files: (Figure & { file: string })[]; all: Figure };
-  es: { chunks: Chunk[]; entry: Figure; largest: number };
+  es: { chunks: Chunk[]; entry: Figure; all: Figure; largest: number };
 } = await measureDist();
 console.log(
   `# script tag: first file ${scriptTag.first.gzip} B gzip, everything ${scriptTag.all.gzip} B gzip (${scriptTag.files.map((f) => f.file).join(', ')}); ` +
-    `ES build: entry's static chunks ${es.entry.gzip} B gzip, largest chunk ${es.largest} B gzip`,
+    `ES build: entry's static chunks ${es.entry.gzip} B gzip, every chunk ${es.all.gzip} B gzip (the largest ${es.largest} B)`,
 );
 
 const within = (gzip: number, budget: number) => assert.ok(gzip <= budget, `${gzip} B gzip, over by ${gzip - budget} B`);
@@ -34,6 +34,8 @@ test(`ES build bundled by esbuild (code splitting, Lit external): the entry's st
   within(es.entry.gzip, BUDGETS.esEntry);
 });
 
-test(`ES build bundled by esbuild: every chunk <= ${BUDGETS.esChunk} B gzip`, () => {
-  for (const chunk of es.chunks) assert.ok(chunk.gzip <= BUDGETS.esChunk, `${chunk.file}: ${chunk.gzip} B gzip, over by ${chunk.gzip - BUDGETS.esChunk} B`);
+test(`ES build bundled by esbuild: every chunk together, the lazy ones included, <= ${BUDGETS.esAll} B gzip`, () => {
+  // (Each chunk is compressed on its own, as a browser downloads it, and the figures added up.)
+  assert.equal(es.all.gzip, es.chunks.reduce((sum, chunk) => sum + chunk.gzip, 0));
+  within(es.all.gzip, BUDGETS.esAll);
 });
