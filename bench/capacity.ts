@@ -179,19 +179,20 @@ function routeTimes(atStart: Record<string, number>[], atEnd: Record<string, num
 
 /** The statements the services ran over the steady state (--trace-sql), merged by text, most time first. */
 function readSqlTrace(prefix: string, dir: string, seconds: number): RunResult['sql'] {
-  const merged = new Map<string, { calls: number; totalMs: number; maxMs: number }>();
+  const merged = new Map<string, { calls: number; totalMs: number; maxMs: number; slowCalls: number }>();
   for (const file of readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.json'))) {
-    const trace = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { statements: { sql: string; calls: number; totalMs: number; maxMs: number }[] };
+    const trace = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { statements: { sql: string; calls: number; totalMs: number; maxMs: number; slowCalls: number }[] };
     for (const s of trace.statements) {
-      const entry = merged.get(s.sql) ?? { calls: 0, totalMs: 0, maxMs: 0 };
+      const entry = merged.get(s.sql) ?? { calls: 0, totalMs: 0, maxMs: 0, slowCalls: 0 };
       entry.calls += s.calls;
+      entry.slowCalls += s.slowCalls;
       entry.totalMs += s.totalMs;
       entry.maxMs = Math.max(entry.maxMs, s.maxMs);
       merged.set(s.sql, entry);
     }
   }
   return [...merged.entries()]
-    .map(([sql, e]) => ({ sql, perSecond: e.calls / seconds, meanMs: e.totalMs / e.calls, maxMs: e.maxMs, busyShare: e.totalMs / 1000 / seconds }))
+    .map(([sql, e]) => ({ sql, perSecond: e.calls / seconds, meanMs: e.totalMs / e.calls, maxMs: e.maxMs, slowCalls: e.slowCalls, busyShare: e.totalMs / 1000 / seconds }))
     .sort((a, b) => b.busyShare - a.busyShare);
 }
 

@@ -41,7 +41,7 @@ export interface RunResult {
   /** The services' own time by route over the steady state (their request-duration metrics); busyShare: the durations' sum over the wall time. */
   routes: { route: string; perSecond: number; meanMs: number; busyShare: number }[];
   /** With --trace-sql: every statement by its text, over the steady state. */
-  sql?: { sql: string; perSecond: number; meanMs: number; maxMs: number; busyShare: number }[];
+  sql?: { sql: string; perSecond: number; meanMs: number; maxMs: number; slowCalls: number; busyShare: number }[];
   profiles: string[];
   verdict: { meets: boolean; over: string[]; generatorSaturated: boolean };
 }
@@ -116,6 +116,12 @@ export function judge(run: Omit<RunResult, 'verdict'>): RunResult['verdict'] {
 const SQL_ROWS = 20;
 const SQL_TEXT = 160;
 
+/** A statement's row of the --trace-sql tables. */
+function sqlRow(q: NonNullable<RunResult['sql']>[number]): string {
+  const text = q.sql.length > SQL_TEXT ? `${q.sql.slice(0, SQL_TEXT)}…` : q.sql;
+  return `| \`${text}\` | ${q.perSecond.toFixed(1)} | ${q.meanMs.toFixed(2)} | ${q.maxMs.toFixed(1)} | ${q.slowCalls} | ${(q.busyShare * 100).toFixed(1)} % |`;
+}
+
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '-');
 const percent = (share: number) => `${(share * 100).toFixed(0)} %`;
@@ -186,11 +192,16 @@ export function formatRun(run: RunResult): string {
     lines.push(
       '',
       run.database === 'SQLite'
-        ? '| statement (--trace-sql: the time each blocked the event loop) | per s | mean ms | max ms | share of the event loop |'
-        : '| statement (--trace-sql: from the call to the answer, the pool\'s wait included) | per s | mean ms | max ms | in progress at once (mean) |',
-      '|---|---:|---:|---:|---:|',
-      ...run.sql.slice(0, SQL_ROWS).map((q) => `| \`${q.sql.length > SQL_TEXT ? `${q.sql.slice(0, SQL_TEXT)}…` : q.sql}\` | ${q.perSecond.toFixed(1)} | ${q.meanMs.toFixed(2)} | ${q.maxMs.toFixed(1)} | ${(q.busyShare * 100).toFixed(1)} % |`),
+        ? '| statement (--trace-sql: the time each blocked the event loop) | per s | mean ms | max ms | calls of 20 ms or more | share of the event loop |'
+        : '| statement (--trace-sql: from the call to the answer, the pool\'s wait included) | per s | mean ms | max ms | calls of 20 ms or more | in progress at once (mean) |',
+      '|---|---:|---:|---:|---:|---:|',
+      ...run.sql.slice(0, SQL_ROWS).map((q) => sqlRow(q)),
     );
+    const shown = run.sql.slice(0, SQL_ROWS);
+    const slowest = run.sql.filter((q) => q.slowCalls > 0 && !shown.includes(q));
+    if (slowest.length > 0) {
+      lines.push('', '| further statements with calls of 20 ms or more | per s | mean ms | max ms | calls of 20 ms or more | share |', '|---|---:|---:|---:|---:|---:|', ...slowest.map((q) => sqlRow(q)));
+    }
   }
   for (const profile of run.profiles) lines.push('', profile);
   return lines.join('\n');
