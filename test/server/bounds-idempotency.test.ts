@@ -35,6 +35,11 @@ describe('idempotency answers kept per subscriber and per organization', { timeo
     const [row] = await sqlOn(server, 'select count(*) as n, coalesce(sum(length(body)), 0) as bytes from idempotency_keys where organization_id = ?', [organizationId]);
     return { count: Number(row.n), bytes: Number(row.bytes) };
   };
+  /** The keys of the organization's kept answers that match `condition` (SQL), oldest first. */
+  const keysOf = async (condition: string): Promise<string[]> =>
+    (await sqlOn(server, `select key from idempotency_keys where organization_id = ? and state = 'done' and ${condition} order by created_at`, [organizationId])).map(
+      (row: { key: string }) => row.key,
+    );
   const send = (subscriberId: string, path: string, key: string, body: unknown) =>
     fetch(`${proxy.url}/notif/v1/subscribers/${subscriberId}/messages/${path}`, {
       method: 'POST',
@@ -67,6 +72,7 @@ describe('idempotency answers kept per subscriber and per organization', { timeo
     const ids = (await allMessages(server, 'ada')).map((m) => m._id);
     assert.equal(ids.length, 100);
     const statuses: Record<string, number> = {};
+    const answered: string[] = [];
     let lastStored: { key: string; body: unknown } | undefined;
     let answerBytes = 0;
     for (let i = 0; i < 60; i++) {
@@ -76,12 +82,19 @@ describe('idempotency answers kept per subscriber and per organization', { timeo
       statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
       assert.ok(answer.status === 201 || answer.status === 429, `answer ${i}: ${answer.status}`);
       if (answer.status === 429) assert.ok(answer.headers.get('retry-after'), 'a 429 says when to retry');
-      else lastStored = { key: `ada-${i}`, body };
+      else {
+        lastStored = { key: `ada-${i}`, body };
+        answered.push(`ada-${i}`);
+      }
     }
     const kept = await stored();
     t.diagnostic(`60 requests with answers of ${Math.round(answerBytes / 1024)} KB: ${JSON.stringify(statuses)}; kept ${kept.count} answers, ${(kept.bytes / 1e6).toFixed(1)} MB`);
     assert.ok(kept.count <= KEYS_PER_SUBSCRIBER, `${kept.count} answers kept for one subscriber (cap ${KEYS_PER_SUBSCRIBER})`);
     assert.ok(kept.bytes <= BYTES_PER_SUBSCRIBER * SEALED + 4096, `${kept.bytes} bytes kept for one subscriber (cap ${BYTES_PER_SUBSCRIBER} before sealing)`);
+    // What is kept is the newest answers, the oldest evicted first.
+    const keptKeys = (await keysOf("subscriber_key like '% ada'")).sort((a, b) => answered.indexOf(a) - answered.indexOf(b));
+    assert.ok(keptKeys.length > 0, 'some answers are kept');
+    assert.deepEqual(keptKeys, answered.slice(-keptKeys.length));
     // The newest answer given is still the one a retry gets.
     assert.ok(lastStored, 'some requests were answered');
     const retry = await send('ada', 'mark-as', lastStored.key, lastStored.body);
@@ -91,16 +104,22 @@ describe('idempotency answers kept per subscriber and per organization', { timeo
 
   it('keeps at most NOTIF_IDEMPOTENCY_KEYS_PER_ORGANIZATION answers for all its subscribers together', async (t) => {
     const statuses: Record<string, number> = {};
+    const answered = await keysOf('1 = 1');
     // Four more subscribers, each within its own cap (15 of 20), together past the organization's (50).
     for (const subscriberId of OTHERS) {
       for (let i = 0; i < 15; i++) {
         const answer = await send(subscriberId, 'mark-all', `${subscriberId}-${i}`, { markAs: i % 2 ? 'read' : 'seen' });
         statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
         assert.ok(answer.status === 201 || answer.status === 429, `${subscriberId} ${i}: ${answer.status}`);
+        if (answer.status === 201) answered.push(`${subscriberId}-${i}`);
       }
     }
     const kept = await stored();
     t.diagnostic(`${JSON.stringify(statuses)}; the organization keeps ${kept.count} answers`);
     assert.ok(kept.count <= KEYS_PER_ORGANIZATION, `${kept.count} answers kept for one organization (cap ${KEYS_PER_ORGANIZATION})`);
+    // The newest are kept: the earlier test's answers and the first of these were evicted first.
+    const keptKeys = (await keysOf('1 = 1')).sort((a, b) => answered.indexOf(a) - answered.indexOf(b));
+    assert.ok(keptKeys.length > KEYS_PER_SUBSCRIBER, `${keptKeys.length} answers kept, of several subscribers`);
+    assert.deepEqual(keptKeys, answered.slice(-keptKeys.length));
   });
 });
