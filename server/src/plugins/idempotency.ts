@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.ts';
+import type { Database } from '../db/schema.ts';
 import { HttpError } from '../errors.ts';
 import { isSealed, secretsFor } from '../db/secrets.ts';
 
@@ -72,6 +73,52 @@ declare module 'fastify' {
   }
 }
 
+/** A key to take, in flight, for the request that holds it. */
+export interface Claim {
+  organizationId: string;
+  key: string;
+  requestHash: string;
+  now: number;
+  /** See Held.subscriberKey. */
+  subscriberKey: string | null;
+}
+
+// The statements below each have an index to read in order (migrations 0014 and 0016), so that
+// their cost follows the rows they need, not all an organization keeps; test/server/idempotency-plans.test.ts
+// checks that SQLite's planner takes it.
+
+/**
+ * Takes the key, in flight, unless it is taken already (then no row comes back), and reads in the
+ * same statement what the subscriber keeps so far (by idempotency_keys_subscriber): storing the
+ * answer evicts older ones only when it takes them past a cap.
+ */
+export function claimKey(k: Kysely<Database>, claim: Claim) {
+  const keptOfSubscriber = (what: 'count(*)' | 'coalesce(sum(bytes), 0)') =>
+    sql<number | string>`(select ${sql.raw(what)} from idempotency_keys as kept
+      where kept.organization_id = ${claim.organizationId} and kept.subscriber_key = ${claim.subscriberKey} and kept.state = 'done')`;
+  return k
+    .insertInto('idempotency_keys')
+    .values({ organization_id: claim.organizationId, key: claim.key, request_hash: claim.requestHash, state: 'in_flight', status_code: null, body: null, created_at: claim.now })
+    .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
+    .returning([keptOfSubscriber('count(*)').as('kept_keys'), keptOfSubscriber('coalesce(sum(bytes), 0)').as('kept_bytes')]);
+}
+
+/** How many answers an organization keeps, and their bytes: from idempotency_keys_organization_oldest alone, not the rows. */
+export function organizationUsage(k: Kysely<Database>, organizationId: string) {
+  return k
+    .selectFrom('idempotency_keys')
+    .select((eb) => [eb.fn.countAll<number | string>().as('keys'), eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes')])
+    .where('organization_id', '=', organizationId)
+    .where('state', '=', 'done');
+}
+
+/** The `limit` oldest answered keys of an organization, or of one of its subscribers, with their bytes, oldest first. */
+export function oldestAnswers(k: Kysely<Database>, organizationId: string, subscriberKey: string | null, limit: number) {
+  let oldestFirst = k.selectFrom('idempotency_keys').select(['key', 'bytes']).where('organization_id', '=', organizationId).where('state', '=', 'done');
+  if (subscriberKey !== null) oldestFirst = oldestFirst.where('subscriber_key', '=', subscriberKey);
+  return oldestFirst.orderBy('created_at').limit(limit);
+}
+
 export interface IdempotencyOptions {
   /** See DEFAULT_IN_FLIGHT_MS. */
   inFlightMs?: number;
@@ -117,22 +164,15 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
   /**
    * Deletes the oldest answered keys of an organization (of one of its subscribers when
    * `subscriberKey` is given) until at most `maxKeys` of them and `maxBytes` of their answers are
-   * left, `kept` being what is kept now. It reads the oldest a batch at a time, in the order of an
-   * index (idempotency_keys_subscriber, idempotency_keys_organization_oldest): its cost follows
-   * how many it deletes, not how many are kept (ranking all of an organization's 100,000 answers
+   * left, `kept` being what is kept now. It reads the oldest a batch at a time (oldestAnswers):
+   * its cost follows how many it deletes, not how many are kept (ranking all of an organization's 100,000 answers
    * to evict the oldest took 220 ms of the event loop on SQLite, every 1,000 answers stored).
    */
   const evictOldest = async (organizationId: string, subscriberKey: string | null, kept: Usage, maxKeys: number, maxBytes: number) => {
     let keysOver = kept.keys - maxKeys;
     let bytesOver = kept.bytes - maxBytes;
     while (keysOver > 0 || bytesOver > 0) {
-      let oldestFirst = k
-        .selectFrom('idempotency_keys')
-        .select(['key', 'bytes'])
-        .where('organization_id', '=', organizationId)
-        .where('state', '=', 'done');
-      if (subscriberKey !== null) oldestFirst = oldestFirst.where('subscriber_key', '=', subscriberKey);
-      const oldest = await oldestFirst.orderBy('created_at').limit(Math.min(Math.max(keysOver, MIN_EVICTION_BATCH), MAX_EVICTION_BATCH)).execute();
+      const oldest = await oldestAnswers(k, organizationId, subscriberKey, Math.min(Math.max(keysOver, MIN_EVICTION_BATCH), MAX_EVICTION_BATCH)).execute();
       const evicted: string[] = [];
       for (const row of oldest) {
         if (keysOver <= 0 && bytesOver <= 0) break;
@@ -163,14 +203,7 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     sinceCheck.set(held.organizationId, stored);
     if (stored.keys < keysPerOrganization * ORGANIZATION_CHECK_SHARE && stored.bytes < bytesPerOrganization * ORGANIZATION_CHECK_SHARE) return;
     sinceCheck.delete(held.organizationId);
-    // An index holds the state and bytes of every key by organization
-    // (idempotency_keys_organization_oldest): the count reads it alone, not the rows.
-    const keptOfOrganization = await k
-      .selectFrom('idempotency_keys')
-      .select((eb) => [eb.fn.countAll<number | string>().as('keys'), eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes')])
-      .where('organization_id', '=', held.organizationId)
-      .where('state', '=', 'done')
-      .executeTakeFirstOrThrow();
+    const keptOfOrganization = await organizationUsage(k, held.organizationId).executeTakeFirstOrThrow();
     const usage = { keys: Number(keptOfOrganization.keys), bytes: Number(keptOfOrganization.bytes) };
     await evictOldest(held.organizationId, null, usage, keysPerOrganization, bytesPerOrganization);
   };
@@ -202,18 +235,8 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     sweep(now);
 
     const subscriberKey = subscriberKeyOf(request);
-    // The subscriber's answers kept so far, read by the insert that takes the key (one statement):
-    // storing this answer evicts older ones only when it takes them past a cap.
-    const keptOfSubscriber = (what: 'count(*)' | 'coalesce(sum(bytes), 0)') =>
-      sql<number | string>`(select ${sql.raw(what)} from idempotency_keys as kept
-        where kept.organization_id = ${organizationId} and kept.subscriber_key = ${subscriberKey} and kept.state = 'done')`;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const inserted = await k
-        .insertInto('idempotency_keys')
-        .values({ organization_id: organizationId, key, request_hash: hash, state: 'in_flight', status_code: null, body: null, created_at: now })
-        .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
-        .returning([keptOfSubscriber('count(*)').as('kept_keys'), keptOfSubscriber('coalesce(sum(bytes), 0)').as('kept_bytes')])
-        .executeTakeFirst();
+      const inserted = await claimKey(k, { organizationId, key, requestHash: hash, now, subscriberKey }).executeTakeFirst();
       if (inserted) {
         const keptBefore = subscriberKey === null ? undefined : { keys: Number(inserted.kept_keys), bytes: Number(inserted.kept_bytes) };
         request.idempotency = { key, organizationId, subscriberKey, keptBefore };
