@@ -32,7 +32,8 @@ export const DEFAULT_KEYS_PER_ORGANIZATION = 100_000;
 export const DEFAULT_BYTES_PER_ORGANIZATION = 256 * 1024 * 1024;
 /**
  * An organization's caps are checked once its process has stored this share of either cap since
- * the last check (each check reads all its keys): one past them by at most that share per process.
+ * the last check (each check counts its keys, from an index): an organization goes past them by at
+ * most that share per process.
  */
 const ORGANIZATION_CHECK_SHARE = 0.01;
 /** Keys an eviction reads and deletes at once, at least (so that a bytes cap rarely takes two rounds) and at most. */
@@ -165,8 +166,8 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
    * Deletes the oldest answered keys of an organization (of one of its subscribers when
    * `subscriberKey` is given) until at most `maxKeys` of them and `maxBytes` of their answers are
    * left, `kept` being what is kept now. It reads the oldest a batch at a time (oldestAnswers):
-   * its cost follows how many it deletes, not how many are kept (ranking all of an organization's 100,000 answers
-   * to evict the oldest took 220 ms of the event loop on SQLite, every 1,000 answers stored).
+   * its cost follows how many it deletes, not how many are kept (ranking all of an organization's
+   * 100,000 answers to evict the oldest took 220 ms of SQLite's event loop, every 1,000 answers).
    */
   const evictOldest = async (organizationId: string, subscriberKey: string | null, kept: Usage, maxKeys: number, maxBytes: number) => {
     let keysOver = kept.keys - maxKeys;
