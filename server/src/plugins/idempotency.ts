@@ -104,14 +104,22 @@ export function claimKey(k: Kysely<Database>, claim: Claim) {
     .returning([keptOfSubscriber('count(*)').as('kept_keys'), keptOfSubscriber('coalesce(sum(bytes), 0)').as('kept_bytes')]);
 }
 
-/** How many answers an organization keeps, and their bytes: from idempotency_keys_organization_oldest alone, not the rows. */
-export function organizationUsage(k: Kysely<Database>, organizationId: string) {
-  return k
+/**
+ * How many answers an organization keeps (one of its subscribers, when `subscriberKey` is given),
+ * and their bytes. An organization's are counted from idempotency_keys_organization_oldest alone,
+ * not the rows; a subscriber's through idempotency_keys_subscriber.
+ */
+export function answersKept(k: Kysely<Database>, organizationId: string, subscriberKey: string | null) {
+  let kept = k
     .selectFrom('idempotency_keys')
     .select((eb) => [eb.fn.countAll<number | string>().as('keys'), eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes')])
     .where('organization_id', '=', organizationId)
     .where('state', '=', 'done');
+  if (subscriberKey !== null) kept = kept.where('subscriber_key', '=', subscriberKey);
+  return kept;
 }
+
+const toUsage = (row: { keys: number | string; bytes: number | string }): Usage => ({ keys: Number(row.keys), bytes: Number(row.bytes) });
 
 /** The `limit` oldest answered keys of an organization, or of one of its subscribers, with their bytes, oldest first. */
 export function oldestAnswers(k: Kysely<Database>, organizationId: string, subscriberKey: string | null, limit: number) {
@@ -164,25 +172,32 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
 
   /**
    * Deletes the oldest answered keys of an organization (of one of its subscribers when
-   * `subscriberKey` is given) until at most `maxKeys` of them and `maxBytes` of their answers are
-   * left, `kept` being what is kept now. It reads the oldest a batch at a time (oldestAnswers):
-   * its cost follows how many it deletes, not how many are kept (ranking all of an organization's
-   * 100,000 answers to evict the oldest took 220 ms of SQLite's event loop, every 1,000 answers).
+   * `subscriberKey` is given), never `keep` (the answer just stored), until at most `maxKeys` of
+   * them and `maxBytes` of their answers are left, `kept` being what is kept now. It reads the
+   * oldest a batch at a time (oldestAnswers), and counts again after each batch: its cost follows
+   * how many it deletes, not how many are kept (ranking all of an organization's 100,000 answers to
+   * evict the oldest took 220 ms of SQLite's event loop, every 1,000 answers). Two processes
+   * evicting for one organization at the same moment may together delete up to a batch more than
+   * needed: the oldest answers, the nearest to their expiry.
    */
-  const evictOldest = async (organizationId: string, subscriberKey: string | null, kept: Usage, maxKeys: number, maxBytes: number) => {
-    let keysOver = kept.keys - maxKeys;
-    let bytesOver = kept.bytes - maxBytes;
-    while (keysOver > 0 || bytesOver > 0) {
+  const evictOldest = async (organizationId: string, subscriberKey: string | null, keep: string, kept: Usage, maxKeys: number, maxBytes: number) => {
+    let usage = kept;
+    while (usage.keys > maxKeys || usage.bytes > maxBytes) {
+      let keysOver = usage.keys - maxKeys;
+      let bytesOver = usage.bytes - maxBytes;
       const oldest = await oldestAnswers(k, organizationId, subscriberKey, Math.min(Math.max(keysOver, MIN_EVICTION_BATCH), MAX_EVICTION_BATCH)).execute();
       const evicted: string[] = [];
       for (const row of oldest) {
         if (keysOver <= 0 && bytesOver <= 0) break;
+        if (row.key === keep) continue;
         evicted.push(row.key);
         keysOver--;
         bytesOver -= Number(row.bytes);
       }
-      if (evicted.length === 0) return; // (what was counted is gone already: deleted meanwhile)
-      await k.deleteFrom('idempotency_keys').where('organization_id', '=', organizationId).where('key', 'in', evicted).execute();
+      if (evicted.length === 0) return; // (nothing older left to evict: deleted meanwhile)
+      // (`state` again: a key evicted meanwhile by another process may have been taken again since, in flight.)
+      await k.deleteFrom('idempotency_keys').where('organization_id', '=', organizationId).where('state', '=', 'done').where('key', 'in', evicted).execute();
+      usage = toUsage(await answersKept(k, organizationId, subscriberKey).executeTakeFirstOrThrow());
     }
   };
   /** Keys and bytes this process stored per organization since it last checked the organization's caps. */
@@ -196,7 +211,8 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
   const evict = async (held: Held, bytes: number) => {
     const kept = held.keptBefore;
     if (held.subscriberKey !== null && kept !== undefined) {
-      await evictOldest(held.organizationId, held.subscriberKey, { keys: kept.keys + 1, bytes: kept.bytes + bytes }, keysPerSubscriber, bytesPerSubscriber);
+      const keptNow = { keys: kept.keys + 1, bytes: kept.bytes + bytes };
+      await evictOldest(held.organizationId, held.subscriberKey, held.key, keptNow, keysPerSubscriber, bytesPerSubscriber);
     }
     const stored = sinceCheck.get(held.organizationId) ?? { keys: 0, bytes: 0 };
     stored.keys++;
@@ -204,9 +220,8 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     sinceCheck.set(held.organizationId, stored);
     if (stored.keys < keysPerOrganization * ORGANIZATION_CHECK_SHARE && stored.bytes < bytesPerOrganization * ORGANIZATION_CHECK_SHARE) return;
     sinceCheck.delete(held.organizationId);
-    const keptOfOrganization = await organizationUsage(k, held.organizationId).executeTakeFirstOrThrow();
-    const usage = { keys: Number(keptOfOrganization.keys), bytes: Number(keptOfOrganization.bytes) };
-    await evictOldest(held.organizationId, null, usage, keysPerOrganization, bytesPerOrganization);
+    const keptOfOrganization = toUsage(await answersKept(k, held.organizationId, null).executeTakeFirstOrThrow());
+    await evictOldest(held.organizationId, null, held.key, keptOfOrganization, keysPerOrganization, bytesPerOrganization);
   };
   const evictBeside = (held: Held, bytes: number) =>
     evict(held, bytes).catch((err: unknown) => app.log.warn({ err }, 'evicting idempotency keys past their caps failed'));
