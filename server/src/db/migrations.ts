@@ -570,8 +570,8 @@ export const migrations: Record<string, Migration> = {
     // An organization's answered keys in the order they were stored, with their bytes
     // (server/src/plugins/idempotency.ts): counting what an organization keeps reads this index
     // alone, and evicting its oldest reads only those it deletes. Without it both read every key
-    // the organization keeps (100,000 at its default cap): 40 ms to count and 220 ms to evict on
-    // SQLite, on the event loop, once every 1,000 answers a process stores.
+    // the organization keeps (100,000 at its default cap): 40 ms to count and 220 ms to evict with
+    // SQLite in memory, on the event loop, once every 1,000 answers a process stores.
     async up(db: Kysely<any>) {
       await db.schema
         .createIndex('idempotency_keys_organization_oldest')
