@@ -291,7 +291,8 @@ describe('feed answers: two processes on one database', () => {
     for (let i = 0; i < 3; i++) await triggerEvent(a, { name: 'two-note', to: 'two', payload: { i } });
   });
   after(async () => {
-    await b?.stop();
+    // B first (it uses A's database); each removes its own temporary folder.
+    await b?.dispose();
     await a?.dispose();
   });
 
