@@ -189,15 +189,15 @@ export function formatRun(run: RunResult): string {
     ...run.routes.map((r) => `| ${r.route} | ${r.perSecond.toFixed(1)} | ${r.meanMs.toFixed(2)} | ${r.busyShare.toFixed(2)} |`),
   );
   if (run.sql) {
+    const shown = run.sql.slice(0, SQL_ROWS);
     lines.push(
       '',
       run.database === 'SQLite'
         ? '| statement (--trace-sql: the time each blocked the event loop) | per s | mean ms | max ms | calls of 20 ms or more | share of the event loop |'
         : '| statement (--trace-sql: from the call to the answer, the pool\'s wait included) | per s | mean ms | max ms | calls of 20 ms or more | in progress at once (mean) |',
       '|---|---:|---:|---:|---:|---:|',
-      ...run.sql.slice(0, SQL_ROWS).map((q) => sqlRow(q)),
+      ...shown.map((q) => sqlRow(q)),
     );
-    const shown = run.sql.slice(0, SQL_ROWS);
     const slowest = run.sql.filter((q) => q.slowCalls > 0 && !shown.includes(q));
     if (slowest.length > 0) {
       lines.push('', '| further statements with calls of 20 ms or more | per s | mean ms | max ms | calls of 20 ms or more | share |', '|---|---:|---:|---:|---:|---:|', ...slowest.map((q) => sqlRow(q)));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
-import { sql, type Kysely } from 'kysely';
+import { sql, type AliasableExpression, type Kysely } from 'kysely';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.ts';
 import type { Database } from '../db/schema.ts';
@@ -89,19 +89,32 @@ export interface Claim {
 // checks that SQLite's planner takes it.
 
 /**
+ * The answered keys an organization keeps (one of its subscribers' only, when `subscriberKey` is
+ * given), as `kept`: inside the claim's insert into the same table, the name says which rows are read.
+ */
+function answeredKeys(k: Kysely<Database>, organizationId: string, subscriberKey: string | null) {
+  const ofOrganization = k.selectFrom('idempotency_keys as kept').where('organization_id', '=', organizationId).where('state', '=', 'done');
+  return subscriberKey === null ? ofOrganization : ofOrganization.where('subscriber_key', '=', subscriberKey);
+}
+
+/**
  * Takes the key, in flight, unless it is taken already (then no row comes back), and reads in the
- * same statement what the subscriber keeps so far (by idempotency_keys_subscriber): storing the
- * answer evicts older ones only when it takes them past a cap.
+ * same statement what the subscriber keeps so far (by idempotency_keys_subscriber; nothing when the
+ * route names no subscriber): storing the answer evicts older ones only when it takes them past a cap.
  */
 export function claimKey(k: Kysely<Database>, claim: Claim) {
-  const keptOfSubscriber = (what: 'count(*)' | 'coalesce(sum(bytes), 0)') =>
-    sql<number | string>`(select ${sql.raw(what)} from idempotency_keys as kept
-      where kept.organization_id = ${claim.organizationId} and kept.subscriber_key = ${claim.subscriberKey} and kept.state = 'done')`;
+  const subscriberKey = claim.subscriberKey;
+  const keptOfSubscriber = (what: 'keys' | 'bytes'): AliasableExpression<number | string> => {
+    if (subscriberKey === null) return sql<number | string>`0`;
+    const kept = answeredKeys(k, claim.organizationId, subscriberKey);
+    if (what === 'keys') return kept.select((eb) => eb.fn.countAll<number | string>().as('n')).$asScalar();
+    return kept.select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('n')).$asScalar();
+  };
   return k
     .insertInto('idempotency_keys')
     .values({ organization_id: claim.organizationId, key: claim.key, request_hash: claim.requestHash, state: 'in_flight', status_code: null, body: null, created_at: claim.now })
     .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
-    .returning([keptOfSubscriber('count(*)').as('kept_keys'), keptOfSubscriber('coalesce(sum(bytes), 0)').as('kept_bytes')]);
+    .returning([keptOfSubscriber('keys').as('keys'), keptOfSubscriber('bytes').as('bytes')]);
 }
 
 /**
@@ -110,22 +123,17 @@ export function claimKey(k: Kysely<Database>, claim: Claim) {
  * not the rows; a subscriber's through idempotency_keys_subscriber.
  */
 export function answersKept(k: Kysely<Database>, organizationId: string, subscriberKey: string | null) {
-  let kept = k
-    .selectFrom('idempotency_keys')
-    .select((eb) => [eb.fn.countAll<number | string>().as('keys'), eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes')])
-    .where('organization_id', '=', organizationId)
-    .where('state', '=', 'done');
-  if (subscriberKey !== null) kept = kept.where('subscriber_key', '=', subscriberKey);
-  return kept;
+  return answeredKeys(k, organizationId, subscriberKey).select((eb) => [
+    eb.fn.countAll<number | string>().as('keys'),
+    eb.fn.coalesce(eb.fn.sum<number | string>('bytes'), eb.lit(0)).as('bytes'),
+  ]);
 }
 
 const toUsage = (row: { keys: number | string; bytes: number | string }): Usage => ({ keys: Number(row.keys), bytes: Number(row.bytes) });
 
 /** The `limit` oldest answered keys of an organization, or of one of its subscribers, with their bytes, oldest first. */
 export function oldestAnswers(k: Kysely<Database>, organizationId: string, subscriberKey: string | null, limit: number) {
-  let oldestFirst = k.selectFrom('idempotency_keys').select(['key', 'bytes']).where('organization_id', '=', organizationId).where('state', '=', 'done');
-  if (subscriberKey !== null) oldestFirst = oldestFirst.where('subscriber_key', '=', subscriberKey);
-  return oldestFirst.orderBy('created_at').limit(limit);
+  return answeredKeys(k, organizationId, subscriberKey).select(['key', 'bytes']).orderBy('created_at').limit(limit);
 }
 
 export interface IdempotencyOptions {
@@ -254,7 +262,7 @@ const idempotency: FastifyPluginAsync<IdempotencyOptions> = async (app, options)
     for (let attempt = 0; attempt < 2; attempt++) {
       const inserted = await claimKey(k, { organizationId, key, requestHash: hash, now, subscriberKey }).executeTakeFirst();
       if (inserted) {
-        const keptBefore = subscriberKey === null ? undefined : { keys: Number(inserted.kept_keys), bytes: Number(inserted.kept_bytes) };
+        const keptBefore = subscriberKey === null ? undefined : toUsage(inserted);
         request.idempotency = { key, organizationId, subscriberKey, keptBefore };
         return;
       }
